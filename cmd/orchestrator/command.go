@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sort"
+	"strings"
+	"syscall"
+)
+
+// Exit codes, SPEC §9.
+const (
+	exitOK        = 0
+	exitNothing   = 1 // check: nothing needs a loop; lint: findings
+	exitUsage     = 2 // bad usage, bad config, invalid state file: nothing changed
+	exitSafeguard = 3 // stopped by a safeguard or a human is needed
+	exitBusy      = 4 // another orchestrator holds the lock
+)
+
+// A command is one subcommand. Each lives in its own file and registers
+// itself from an init function, so that the list of commands is the list of
+// files in this directory.
+type command struct {
+	name    string
+	summary string // one line, shown by "orchestrator help"
+	usage   string // the whole help text, shown by "help NAME" and "NAME -h"
+	run     func(ctx context.Context, e *env, args []string) error
+}
+
+var commands = map[string]*command{}
+
+func register(c *command) {
+	if _, dup := commands[c.name]; dup {
+		panic("command registered twice: " + c.name) // programming error, caught by any test
+	}
+	commands[c.name] = c
+}
+
+// env is what a command may touch of the outside world. Commands never use
+// os.Stdout, os.Getenv and friends directly, so tests can run them in-process.
+type env struct {
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	getenv         func(string) string
+
+	dir        string // state directory (--dir, ORCHESTRATOR_DIR, .orchestrator)
+	configPath string // --config; empty means <dir>/config.toml
+}
+
+// exitError carries an exit code and optional hints up to Main.
+type exitError struct {
+	code  int
+	err   error
+	hints []string
+}
+
+func (e *exitError) Error() string { return e.err.Error() }
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr reports bad usage of a command: exit 2 with a pointer to its help.
+func usageErr(c *command, format string, args ...any) error {
+	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...),
+		hints: []string{"run 'orchestrator help " + c.name + "' for usage"}}
+}
+
+// withCode wraps err so that Main exits with code.
+func withCode(code int, err error, hints ...string) error {
+	if err == nil {
+		return nil
+	}
+	return &exitError{code: code, err: err, hints: hints}
+}
+
+// silentExit ends a command with a code and no message: the command has
+// already said everything (lint findings, check's "nothing to do").
+type silentExit int
+
+func (s silentExit) Error() string { return fmt.Sprintf("exit status %d", int(s)) }
+
+// Main runs the orchestrator command line and returns the process exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
+	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	err := dispatch(ctx, e, args)
+	return report(e, err)
+}
+
+func dispatch(ctx context.Context, e *env, args []string) error {
+	fs := flag.NewFlagSet("orchestrator", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	e.globalFlags(fs)
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			fmt.Fprint(e.stdout, topUsage())
+			return nil
+		}
+		return &exitError{code: exitUsage, err: err, hints: []string{"run 'orchestrator help' for usage"}}
+	}
+	rest := fs.Args()
+	if len(rest) == 0 {
+		fmt.Fprint(e.stderr, topUsage())
+		return silentExit(exitUsage)
+	}
+	c, ok := commands[rest[0]]
+	if !ok {
+		err := fmt.Errorf("unknown command %q", rest[0])
+		hint := "run 'orchestrator help' for the list of commands"
+		if near := nearest(rest[0], commandNames()); near != "" {
+			hint = "did you mean 'orchestrator " + near + "'?"
+		}
+		return &exitError{code: exitUsage, err: err, hints: []string{hint}}
+	}
+	e.resolveDir()
+	return c.run(ctx, e, rest[1:])
+}
+
+// globalFlags defines the flags every command accepts, before or after its name.
+func (e *env) globalFlags(fs *flag.FlagSet) {
+	fs.StringVar(&e.dir, "dir", e.dir, "state directory (default $ORCHESTRATOR_DIR or .orchestrator)")
+	fs.StringVar(&e.configPath, "config", e.configPath, "config file (default DIR/config.toml)")
+}
+
+func (e *env) resolveDir() {
+	if e.dir == "" {
+		e.dir = e.getenv("ORCHESTRATOR_DIR")
+	}
+	if e.dir == "" {
+		e.dir = ".orchestrator"
+	}
+}
+
+// parseFlags parses a command's flags, allowing flags after positional
+// arguments ("fail ID --output out.txt"), as people type them. "-h" prints
+// the command's help and ends it with exit 0.
+func (e *env) parseFlags(c *command, fs *flag.FlagSet, args []string) ([]string, error) {
+	fs.SetOutput(io.Discard)
+	e.globalFlags(fs)
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			if errors.Is(err, flag.ErrHelp) {
+				fmt.Fprint(e.stdout, c.usage)
+				return nil, silentExit(exitOK)
+			}
+			return nil, usageErr(c, "%s: %v", c.name, err)
+		}
+		args = fs.Args()
+		if len(args) == 0 {
+			break
+		}
+		if args[0] == "--" {
+			positional = append(positional, args[1:]...)
+			break
+		}
+		positional = append(positional, args[0])
+		args = args[1:]
+	}
+	e.resolveDir()
+	return positional, nil
+}
+
+// report prints err the way SPEC §7 asks and returns the exit code.
+func report(e *env, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	var s silentExit
+	if errors.As(err, &s) {
+		return int(s)
+	}
+	code, hints := classify(err)
+	fmt.Fprintf(e.stderr, "orchestrator: %s\n", err)
+	for _, h := range hints {
+		fmt.Fprintf(e.stderr, "hint: %s\n", h)
+	}
+	return code
+}
+
+// classify maps an error to its exit code and hints. Library packages return
+// typed errors; this is the one place that knows what they mean to a shell.
+func classify(err error) (int, []string) {
+	var ee *exitError
+	if errors.As(err, &ee) {
+		return ee.code, ee.hints
+	}
+	for _, m := range errorMappers {
+		if code, hints, ok := m(err); ok {
+			return code, hints
+		}
+	}
+	return exitUsage, nil
+}
+
+// errorMappers translate library error types to exit codes; files that
+// introduce a library dependency add theirs from init.
+var errorMappers []func(error) (code int, hints []string, ok bool)
+
+func commandNames() []string {
+	names := make([]string, 0, len(commands))
+	for n := range commands {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// nearest returns the candidate closest to s by edit distance, if close enough
+// to be a plausible typo.
+func nearest(s string, candidates []string) string {
+	best, bestD := "", len(s)/2+1
+	for _, c := range candidates {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
