@@ -1,0 +1,87 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/autoretry/orchestrator"
+)
+
+func init() {
+	register(&command{
+		name:    "init",
+		summary: "create .orchestrator/ from the commented example",
+		usage: `Usage: orchestrator init [--dir DIR]
+
+Creates the state directory (default .orchestrator) from the embedded example:
+config.toml with every setting explained, issue_queue.md with two example
+issues, and session_state.md. Refuses (exit 2) if the directory exists, so it
+never overwrites anything.
+
+Then edit config.toml: set [loop] command to the script that runs one loop.
+
+Examples:
+    orchestrator init
+    orchestrator init --dir ci/.orchestrator
+`,
+		run: runInit,
+	})
+}
+
+func runInit(ctx context.Context, e *env, args []string) error {
+	c := commands["init"]
+	if _, err := e.parseFlags(c, flag.NewFlagSet("init", flag.ContinueOnError), args); err != nil {
+		return err
+	}
+	if _, err := os.Lstat(e.dir); err == nil {
+		return withCode(exitUsage, fmt.Errorf("%s already exists; nothing was changed", e.dir),
+			"run 'orchestrator lint' to check it, or choose another directory with --dir")
+	}
+	if err := copyExample(e.dir); err != nil {
+		return err
+	}
+	fmt.Fprintf(e.stdout, "created %s\n", e.dir)
+	fmt.Fprintf(e.stdout, "next: set [loop] command in %s, then run 'orchestrator status'\n", filepath.Join(e.dir, "config.toml"))
+	return nil
+}
+
+// copyExample writes the embedded example state directory to dir, which must
+// not exist.
+func copyExample(dir string) error {
+	if err := os.MkdirAll(filepath.Dir(filepath.Clean(dir)), 0o755); err != nil {
+		return err
+	}
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return withCode(exitUsage, fmt.Errorf("%s already exists; nothing was changed", dir))
+		}
+		return err
+	}
+	root, err := fs.Sub(orchestrator.Example, orchestrator.ExampleRoot)
+	if err != nil {
+		return err
+	}
+	return fs.WalkDir(root, ".", func(path string, d fs.DirEntry, err error) error {
+		if err != nil || path == "." {
+			return err
+		}
+		target := filepath.Join(dir, filepath.FromSlash(path))
+		if d.IsDir() {
+			return os.Mkdir(target, 0o755)
+		}
+		b, err := fs.ReadFile(root, path)
+		if err != nil {
+			return err
+		}
+		mode := os.FileMode(0o644)
+		if filepath.Ext(path) == ".sh" {
+			mode = 0o755
+		}
+		return os.WriteFile(target, b, mode)
+	})
+}

@@ -1,0 +1,190 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/issuequeue"
+)
+
+func init() {
+	register(&command{
+		name:    "status",
+		summary: "show the queue, the run and the circuit breaker",
+		usage: `Usage: orchestrator status [--json] [--dir DIR]
+
+Shows the issue queue (counts by status; every open issue in retry order with
+its retries, repeat count and whether it is halted), whether auto-retry is
+enabled and why not, the current or last run, and the circuit breaker.
+It only reads; it takes no lock and is fast enough to call from a prompt.
+
+Flags:
+    --json    print one JSON object instead, for scripts
+
+Examples:
+    orchestrator status
+    orchestrator status --json | jq '.issues[] | select(.halted)'
+`,
+		run: runStatus,
+	})
+}
+
+type statusIssue struct {
+	ID          string `json:"id"`
+	Summary     string `json:"summary"`
+	Priority    string `json:"priority"`
+	Status      string `json:"status"`
+	Blocking    bool   `json:"blocking"`
+	AutoRetry   bool   `json:"auto_retry"`
+	RetryCount  int    `json:"retry_count"`
+	MaxRetries  int    `json:"max_retries"`
+	RepeatCount int    `json:"signature_repeat_count"`
+	Halted      bool   `json:"halted"`
+}
+
+type statusReport struct {
+	Dir              string         `json:"dir"`
+	Counts           map[string]int `json:"counts"`
+	Issues           []statusIssue  `json:"issues"`
+	AutoRetryEnabled bool           `json:"auto_retry_enabled"`
+	DisabledReason   string         `json:"disabled_reason,omitempty"`
+	TotalAutoRetries int            `json:"total_auto_retries"`
+	GlobalCap        int            `json:"global_cap"`
+	Run              struct {
+		ID         string `json:"id"`
+		StartedAt  string `json:"started_at"`
+		FinishedAt string `json:"finished_at"`
+		Loops      int    `json:"loops"`
+		Outcome    string `json:"outcome"`
+	} `json:"run"`
+	Breaker struct {
+		State               string `json:"state"`
+		ConsecutiveFailures int    `json:"consecutive_failures"`
+		OpenedAt            string `json:"opened_at"`
+	} `json:"circuit_breaker"`
+	Findings []string `json:"findings"`
+}
+
+func runStatus(ctx context.Context, e *env, args []string) error {
+	c := commands["status"]
+	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "")
+	if _, err := e.parseFlags(c, fs, args); err != nil {
+		return err
+	}
+	p := e.paths()
+	q, st, err := p.Load()
+	if err != nil {
+		return err
+	}
+	pol, err := e.policy()
+	if err != nil {
+		return err
+	}
+	r := statusReport{Dir: e.dir, Counts: map[string]int{}, GlobalCap: pol.GlobalCap, Issues: []statusIssue{}, Findings: []string{}}
+	for _, s := range issuequeue.Statuses {
+		r.Counts[s] = 0
+	}
+	var open []*issuequeue.Issue
+	for _, is := range q.Issues {
+		r.Counts[is.Status]++
+		if is.Status != issuequeue.StatusResolved && is.Status != issuequeue.StatusSkipped {
+			open = append(open, is)
+		}
+	}
+	orchestrator.SortForRetry(open)
+	for _, is := range open {
+		r.Issues = append(r.Issues, statusIssue{ID: is.ID, Summary: is.Summary(), Priority: is.Priority, Status: is.Status,
+			Blocking: is.Blocking, AutoRetry: is.AutoRetry, RetryCount: is.RetryCount, MaxRetries: pol.MaxRetriesFor(is),
+			RepeatCount: is.SignatureRepeatCount, Halted: is.Halted})
+	}
+	r.AutoRetryEnabled = st.AutoRetryEnabled && !p.SentinelPresent()
+	switch {
+	case p.SentinelPresent():
+		r.DisabledReason = "sentinel " + p.Sentinel() + " exists"
+	case !st.AutoRetryEnabled:
+		r.DisabledReason = "auto_retry_enabled is false in " + p.State()
+	}
+	r.TotalAutoRetries = st.TotalAutoRetries
+	r.Run.ID, r.Run.Loops, r.Run.Outcome = st.RunID, st.Loops, st.Outcome
+	r.Run.StartedAt, r.Run.FinishedAt = issuequeue.FormatTime(st.StartedAt), issuequeue.FormatTime(st.FinishedAt)
+	r.Breaker.State, r.Breaker.ConsecutiveFailures = st.Breaker, st.ConsecutiveFailures
+	r.Breaker.OpenedAt = issuequeue.FormatTime(st.OpenedAt)
+	for _, f := range append(q.Findings(), st.Findings()...) {
+		r.Findings = append(r.Findings, f.String())
+	}
+	if *asJSON {
+		enc := json.NewEncoder(e.stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(r)
+	}
+	printStatus(e, r)
+	return nil
+}
+
+func printStatus(e *env, r statusReport) {
+	w := e.stdout
+	var parts []string
+	total := 0
+	for _, s := range issuequeue.Statuses {
+		total += r.Counts[s]
+		if r.Counts[s] > 0 {
+			parts = append(parts, fmt.Sprintf("%d %s", r.Counts[s], s))
+		}
+	}
+	fmt.Fprintf(w, "Queue: %d issue(s)", total)
+	if len(parts) > 0 {
+		fmt.Fprintf(w, ": %s", strings.Join(parts, ", "))
+	}
+	fmt.Fprintln(w)
+	if len(r.Issues) > 0 {
+		fmt.Fprintln(w)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		fmt.Fprintln(tw, "ID\tPRIORITY\tSTATUS\tAUTO\tRETRIES\tREPEAT\tHALTED\tSUMMARY")
+		for _, is := range r.Issues {
+			prio := is.Priority
+			if is.Blocking {
+				prio += "*"
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\n", is.ID, prio, is.Status, yesNo(is.AutoRetry),
+				is.RetryCount, is.MaxRetries, is.RepeatCount, yesNo(is.Halted), is.Summary)
+		}
+		tw.Flush()
+		fmt.Fprintln(w, "(* blocking; listed in retry order)")
+	}
+	fmt.Fprintln(w)
+	if r.AutoRetryEnabled {
+		fmt.Fprintf(w, "Auto-retry: enabled, %d of %d auto-retry loops used this run\n", r.TotalAutoRetries, r.GlobalCap)
+	} else {
+		fmt.Fprintf(w, "Auto-retry: disabled (%s)\n", r.DisabledReason)
+	}
+	if r.Run.ID == "" {
+		fmt.Fprintln(w, "Run: none yet")
+	} else {
+		fmt.Fprintf(w, "Run: %s, %s, %d loop(s), started %s", r.Run.ID, r.Run.Outcome, r.Run.Loops, r.Run.StartedAt)
+		if r.Run.FinishedAt != issuequeue.Null {
+			fmt.Fprintf(w, ", finished %s", r.Run.FinishedAt)
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintf(w, "Circuit breaker: %s, %d consecutive failed loop(s)", r.Breaker.State, r.Breaker.ConsecutiveFailures)
+	if r.Breaker.OpenedAt != issuequeue.Null {
+		fmt.Fprintf(w, ", opened %s", r.Breaker.OpenedAt)
+	}
+	fmt.Fprintln(w)
+	if n := len(r.Findings); n > 0 {
+		fmt.Fprintf(w, "\n%d problem(s) in the state files; run 'orchestrator lint' to see them\n", n)
+	}
+}
+
+func yesNo(b bool) string {
+	if b {
+		return "yes"
+	}
+	return "no"
+}

@@ -1,0 +1,178 @@
+package orchestrator
+
+import (
+	"bytes"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/autoretry/orchestrator/issuequeue"
+)
+
+// Failure types (seed 000).
+const (
+	FailExecution    = "execution_error"
+	FailVerification = "verification_failed"
+	FailTimeout      = "timeout"
+	FailRejected     = "architect_rejected"
+)
+
+// FailureTypes lists the valid failure types.
+var FailureTypes = []string{FailExecution, FailVerification, FailTimeout, FailRejected}
+
+// Limits on the failure output kept in the queue: the queue must stay small
+// however much a failing command printed.
+const (
+	DetailsMaxLines = 200
+	DetailsMaxBytes = 64 << 10
+	errorSummaryMax = 200 // seed 000: error messages truncated to 200 characters
+)
+
+// AttemptHeader is the header of the Attempt History table.
+var AttemptHeader = []string{"Attempt", "Time", "Type", "Signature", "Error"}
+
+// Failure is one recorded failure of an issue.
+type Failure struct {
+	Type      string
+	Output    []byte // the failing command's output (only its tail is kept)
+	Signature string // failure signature of Output
+	Time      time.Time
+}
+
+// FailDecision is what recording a failure changes.
+type FailDecision struct {
+	Attempt     int
+	RepeatCount int
+	Halted      bool
+	Error       string // one-line summary of the output
+	Edits       []issuequeue.Edit
+}
+
+// DecideFail applies SPEC §5 "Recording failures" to an issue.
+func DecideFail(is *issuequeue.Issue, f Failure, p Policy) FailDecision {
+	var d FailDecision
+	id := is.ID
+	set := func(field, v string) { d.Edits = append(d.Edits, issuequeue.SetField(id, field, v)) }
+	if f.Signature == is.FailureSignature {
+		d.RepeatCount = is.SignatureRepeatCount + 1
+	} else {
+		if is.FailureSignature != "" {
+			prev := append(append([]string(nil), is.PreviousSignatures...), is.FailureSignature)
+			set(issuequeue.FieldPreviousSignatures, issuequeue.FormatSignatureList(prev))
+		}
+		set(issuequeue.FieldFailureSignature, f.Signature)
+		d.RepeatCount = 1
+	}
+	set(issuequeue.FieldSignatureRepeatCount, strconv.Itoa(d.RepeatCount))
+	if d.RepeatCount >= p.HaltAfterRepeats {
+		d.Halted = true
+		set(issuequeue.FieldHalted, "true")
+		set(issuequeue.FieldStatus, issuequeue.StatusEscalated)
+	} else {
+		set(issuequeue.FieldStatus, issuequeue.StatusPending)
+	}
+	d.Edits = append(d.Edits, issuequeue.SetSectionMarkdown(id, issuequeue.SectionFailureDetails, FailureDetails(f.Output)))
+	_, rows, _ := is.Table(issuequeue.SectionAttemptHistory)
+	d.Attempt = len(rows) + 1
+	d.Error = ErrorSummary(f.Output)
+	sig := f.Signature
+	if len(sig) > 12 {
+		sig = sig[:12]
+	}
+	d.Edits = append(d.Edits, issuequeue.AppendRow(id, issuequeue.SectionAttemptHistory, AttemptHeader,
+		[]string{strconv.Itoa(d.Attempt), f.Time.UTC().Format(time.RFC3339), f.Type, sig, d.Error}))
+	return d
+}
+
+// FailureDetails renders the kept tail of a failure's output for the
+// Failure Details section: at most DetailsMaxLines lines and
+// DetailsMaxBytes bytes, fenced, with a note saying how much was cut.
+func FailureDetails(out []byte) string {
+	tail, cutLines, cutBytes := Tail(out, DetailsMaxLines, DetailsMaxBytes)
+	var b strings.Builder
+	if cutBytes > 0 {
+		fmt.Fprintf(&b, "(the first %d line(s), %d byte(s), of the output were cut; the last %d line(s) follow)\n\n",
+			cutLines, cutBytes, bytes.Count(tail, []byte{'\n'})+1)
+	}
+	b.WriteString(issuequeue.Fence(string(tail)))
+	return b.String()
+}
+
+// Tail returns the last maxLines lines of out, at most maxBytes bytes long,
+// cut at a line boundary (inside one huge line, at a character boundary),
+// and how many lines and bytes were cut from the front.
+func Tail(out []byte, maxLines, maxBytes int) (tail []byte, cutLines, cutBytes int) {
+	out = bytes.TrimRight(out, "\n")
+	start, pos := 0, len(out)
+	for n := 0; n < maxLines; n++ {
+		i := bytes.LastIndexByte(out[:pos], '\n')
+		if i < 0 {
+			pos = -1
+			break
+		}
+		pos = i
+	}
+	if pos >= 0 {
+		start = pos + 1
+	}
+	if len(out)-start > maxBytes {
+		start = len(out) - maxBytes
+		if i := bytes.IndexByte(out[start:], '\n'); i >= 0 && start+i+1 < len(out) {
+			start += i + 1
+		} else {
+			for start < len(out) && !utf8.RuneStart(out[start]) {
+				start++
+			}
+		}
+	}
+	return out[start:], bytes.Count(out[:start], []byte{'\n'}), start
+}
+
+// ErrorSummary picks the line of out that best says what failed: the first
+// line that mentions an error, failure or panic, else the last non-blank
+// line, truncated to 200 characters.
+func ErrorSummary(out []byte) string {
+	var last string
+	for _, l := range strings.Split(string(out), "\n") {
+		l = strings.TrimSpace(stripANSI(l))
+		if l == "" {
+			continue
+		}
+		last = l
+		ll := strings.ToLower(l)
+		if strings.Contains(ll, "error") || strings.Contains(ll, "fail") || strings.Contains(ll, "panic") || strings.Contains(ll, "exception") {
+			return truncate(l, errorSummaryMax)
+		}
+	}
+	return truncate(last, errorSummaryMax)
+}
+
+func truncate(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:n-1]) + "…"
+}
+
+// stripANSI removes CSI escape sequences, which colourised tools print.
+func stripANSI(s string) string {
+	if !strings.Contains(s, "\x1b") {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
+			j := i + 2
+			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
+				j++
+			}
+			i = j
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

@@ -1,0 +1,325 @@
+// Package issuequeue reads and edits the two markdown files that hold the
+// orchestrator's state, issue_queue.md and session_state.md, which people edit
+// by hand while agents and the tool write them too.
+//
+// Files are parsed for positions only: goldmark parses the tables, a line
+// scanner finds the headings around them, and an edit replaces just the bytes
+// of the cells and sections it changes. Everything else — preamble, prose,
+// other tables, comments, unknown fields, blank lines, CRLF line endings,
+// trailing spaces, a byte-order mark, a missing final newline — stays byte for
+// byte as it was.
+//
+// An issue is a heading "## ISSUE-YYYYMMDD-NNN" (or "###") followed by a
+// two-column field table and optional subsections one heading level below. It
+// ends at the next heading of its own level or higher. Headings inside code
+// blocks, HTML blocks and comments are not issues.
+package issuequeue
+
+import (
+	"bytes"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+
+	"github.com/yuin/goldmark"
+)
+
+// Finding is one problem in a state file, at a line and column (1-based).
+// Warnings are reported by lint but do not stop the file from being changed.
+type Finding struct {
+	File      string
+	Line, Col int
+	Msg       string
+	Warning   bool
+}
+
+func (f Finding) String() string {
+	w := ""
+	if f.Warning {
+		w = "warning: "
+	}
+	return fmt.Sprintf("%s:%d:%d: %s%s", f.File, f.Line, f.Col, w, f.Msg)
+}
+
+// ValidationError reports a state file that a command refused to change. It
+// lists every error-level finding of the file.
+type ValidationError struct {
+	File     string
+	Findings []Finding
+}
+
+func (e *ValidationError) Error() string {
+	var b strings.Builder
+	for i, f := range e.Findings {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(f.String())
+	}
+	return b.String()
+}
+
+// record is a heading with its field table and its subsections: an issue in
+// the queue, a section of the session state.
+type record struct {
+	key      string
+	h        heading
+	start    int // heading start
+	end      int // start of the next heading of the same or a higher level
+	endLine  int
+	tablePar int // index in scan.paras of the paragraph holding the field table, or -1
+	table    *table
+	fields   map[string]int // lower-cased field name → index in table.rows
+	subs     []sub
+	findings []Finding
+}
+
+// sub is a subsection of a record: a heading one level below the record's.
+type sub struct {
+	h       heading
+	name    string
+	start   int // heading start
+	body    int // first byte after the heading
+	end     int
+	endLine int
+}
+
+// doc is what both files share: source, scan, records and findings.
+type doc struct {
+	name     string
+	src      []byte
+	s        *scan
+	nl       string // the file's line ending, for new lines
+	records  []*record
+	byKey    map[string]*record
+	findings []Finding
+}
+
+func newDoc(name string, src []byte) *doc {
+	d := &doc{name: name, src: src, s: scanBlocks(src), nl: "\n", byKey: map[string]*record{}}
+	if i := bytes.IndexByte(src, '\n'); i > 0 && src[i-1] == '\r' {
+		d.nl = "\r\n"
+	}
+	return d
+}
+
+func (d *doc) finding(line, col int, warning bool, format string, args ...any) Finding {
+	return Finding{File: d.name, Line: line + 1, Col: col, Msg: fmt.Sprintf(format, args...), Warning: warning}
+}
+
+// buildRecord fills in a record's extent and subsections from the headings
+// after headings[hi].
+func (d *doc) buildRecord(key string, hi int) *record {
+	hs := d.s.headings
+	h := hs[hi]
+	r := &record{key: key, h: h, start: h.start, end: len(d.src), endLine: d.s.nLines()}
+	j := hi + 1
+	for ; j < len(hs); j++ {
+		if hs[j].level <= h.level {
+			r.end, r.endLine = hs[j].start, hs[j].line
+			break
+		}
+	}
+	for k := hi + 1; k < j; k++ {
+		if hs[k].level != h.level+1 {
+			continue
+		}
+		sb := sub{h: hs[k], name: hs[k].title, start: hs[k].start, body: hs[k].end, end: r.end, endLine: r.endLine}
+		for m := k + 1; m < j; m++ {
+			if hs[m].level <= hs[k].level {
+				sb.end, sb.endLine = hs[m].start, hs[m].line
+				break
+			}
+		}
+		r.subs = append(r.subs, sb)
+	}
+	return r
+}
+
+// introEnd is the line where the record's field table must have started:
+// its first subsection, or its end.
+func (r *record) introEnd() int {
+	for _, h := range r.subs {
+		return h.h.line
+	}
+	return r.endLine
+}
+
+// parseTables finds each record's field table with goldmark, in parallel:
+// the tables are what must be parsed, and the rest of the file is not.
+func (d *doc) parseTables(check func(d *doc, r *record)) {
+	paras := d.s.paras
+	pi := 0
+	for _, r := range d.records {
+		for pi < len(paras) && paras[pi].line < r.h.endLine {
+			pi++
+		}
+		r.tablePar = -1
+		intro := r.introEnd()
+		for k := pi; k < len(paras) && paras[k].line < intro; k++ {
+			if paras[k].hasPipe {
+				r.tablePar = k
+				break
+			}
+		}
+	}
+	run := func(md goldmark.Markdown, r *record) {
+		if r.tablePar >= 0 {
+			p := paras[r.tablePar]
+			r.table = d.s.parseTable(md, p)
+			if first := bytes.TrimSpace(d.s.lineText(p.line)); r.table == nil && len(first) > 0 && first[0] == '|' {
+				r.findings = append(r.findings, d.finding(p.line, 1, false,
+					"malformed table: the line after the header must be a delimiter row such as |---|---| with as many cells as the header"))
+			}
+		}
+		d.indexFields(r)
+		check(d, r)
+	}
+	workers := runtime.GOMAXPROCS(0)
+	if len(d.records) < 64 || workers < 2 {
+		md := newParser()
+		for _, r := range d.records {
+			run(md, r)
+		}
+	} else {
+		var wg sync.WaitGroup
+		next := make(chan *record, 256)
+		for w := 0; w < workers; w++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				md := newParser()
+				for r := range next {
+					run(md, r)
+				}
+			}()
+		}
+		for _, r := range d.records {
+			next <- r
+		}
+		close(next)
+		wg.Wait()
+	}
+	for _, r := range d.records {
+		d.findings = append(d.findings, r.findings...)
+	}
+}
+
+// indexFields maps field names to rows and reports the table's shape problems.
+func (d *doc) indexFields(r *record) {
+	r.fields = map[string]int{}
+	t := r.table
+	if t == nil {
+		return
+	}
+	hw := len(t.header.cells)
+	if hw < 2 {
+		r.findings = append(r.findings, d.finding(t.line, 1, false, "the field table needs two columns, | Field | Value |"))
+	}
+	for i, rw := range t.rows {
+		if !bytes.Contains(d.src[rw.start:rw.end], []byte{'|'}) {
+			r.findings = append(r.findings, d.finding(rw.line, 1, false,
+				"text directly under a table is read as a table row; put a blank line between the table and the text"))
+			continue
+		}
+		if rw.width > hw {
+			r.findings = append(r.findings, d.finding(rw.line, 1, false,
+				"row has %d cells but the table header has %d; the extra cells would be ignored", rw.width, hw))
+		}
+		if len(rw.cells) == 0 || rw.cells[0].missing {
+			continue
+		}
+		name := strings.ToLower(d.s.cellText(rw.cells[0]))
+		if name == "" {
+			continue
+		}
+		if prev, dup := r.fields[name]; dup {
+			r.findings = append(r.findings, d.finding(rw.line, d.s.col(rw.cells[0].start), false,
+				"field %q appears twice in %s (first at line %d)", d.s.cellText(rw.cells[0]), r.key, t.rows[prev].line+1))
+			continue
+		}
+		r.fields[name] = i
+	}
+}
+
+// field returns the unescaped value of a field and whether the row exists.
+func (d *doc) field(r *record, name string) (string, bool) {
+	i, ok := r.fields[strings.ToLower(name)]
+	if !ok {
+		return "", false
+	}
+	rw := r.table.rows[i]
+	if len(rw.cells) < 2 {
+		return "", true
+	}
+	return d.s.cellText(rw.cells[1]), true
+}
+
+// fieldPos returns the line and column to report a problem with a field at.
+func (d *doc) fieldPos(r *record, name string) (int, int) {
+	i, ok := r.fields[strings.ToLower(name)]
+	if !ok {
+		return r.h.line, 1
+	}
+	rw := r.table.rows[i]
+	return rw.line, d.s.col(rw.cells[0].start)
+}
+
+// section returns a subsection by name (case-insensitive).
+func (r *record) section(name string) (sub, bool) {
+	for _, s := range r.subs {
+		if strings.EqualFold(s.name, name) {
+			return s, true
+		}
+	}
+	return sub{}, false
+}
+
+// sectionText returns the body of a subsection with surrounding blank lines
+// removed; a body that is a single fenced code block is returned unfenced.
+func (d *doc) sectionText(r *record, name string) (string, bool) {
+	sb, ok := r.section(name)
+	if !ok {
+		return "", false
+	}
+	body := d.src[sb.body:sb.end]
+	return unfence(strings.Trim(strings.ReplaceAll(string(body), "\r\n", "\n"), "\n \t")), true
+}
+
+// unfence returns the content of text if text is exactly one fenced code block.
+func unfence(text string) string {
+	lines := strings.Split(text, "\n")
+	if len(lines) < 2 {
+		return text
+	}
+	cols, n := indentOf([]byte(lines[0]))
+	f, ok := openFence([]byte(lines[0][n:]), cols)
+	if !ok || cols > 3 || !f.closedBy([]byte(lines[len(lines)-1])) {
+		return text
+	}
+	for _, l := range lines[1 : len(lines)-1] {
+		if f.closedBy([]byte(l)) {
+			return text
+		}
+	}
+	return strings.Join(lines[1:len(lines)-1], "\n")
+}
+
+// errs returns the error-level findings.
+func (d *doc) errs() []Finding {
+	var out []Finding
+	for _, f := range d.findings {
+		if !f.Warning {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func (d *doc) validationError() error {
+	if e := d.errs(); len(e) > 0 {
+		return &ValidationError{File: d.name, Findings: e}
+	}
+	return nil
+}

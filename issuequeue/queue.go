@@ -1,0 +1,412 @@
+package issuequeue
+
+import (
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Status values (SPEC §3).
+const (
+	StatusPending    = "pending"
+	StatusInProgress = "in_progress"
+	StatusResolved   = "resolved"
+	StatusEscalated  = "escalated"
+	StatusSkipped    = "skipped"
+)
+
+// Priorities, most urgent first.
+var Priorities = []string{"critical", "high", "medium", "low"}
+
+// Statuses lists every valid Status.
+var Statuses = []string{StatusPending, StatusInProgress, StatusResolved, StatusEscalated, StatusSkipped}
+
+// Field names as the tool writes them (SPEC §3); reading ignores case.
+const (
+	FieldType                 = "Type"
+	FieldPriority             = "Priority"
+	FieldStatus               = "Status"
+	FieldSource               = "Source"
+	FieldCategory             = "Category"
+	FieldCreated              = "Created"
+	FieldAutoRetry            = "Auto-Retry"
+	FieldRetryCount           = "Retry-Count"
+	FieldMaxRetries           = "Max-Retries"
+	FieldFailureSignature     = "Failure-Signature"
+	FieldPreviousSignatures   = "Previous-Signatures"
+	FieldSignatureRepeatCount = "Signature-Repeat-Count"
+	FieldHalted               = "Halted"
+	FieldBlocking             = "Blocking"
+	FieldVerify               = "Verify"
+)
+
+// Section names the tool reads and writes.
+const (
+	SectionSummary        = "Summary"
+	SectionFailureDetails = "Failure Details"
+	SectionVerification   = "Verification Step"
+	SectionSuggestedFix   = "Suggested Fix"
+	SectionAttemptHistory = "Attempt History"
+	SectionFixInstruction = "Fix Instruction"
+)
+
+// Queue is a parsed issue_queue.md.
+type Queue struct {
+	d      *doc
+	Issues []*Issue
+}
+
+// Issue is one issue with its fields read and defaults applied.
+type Issue struct {
+	ID   string
+	Line int // 1-based line of the heading
+
+	Type, Priority, Status string
+	Source, Category       string
+	Created                time.Time // zero when missing
+	AutoRetry, Halted      bool
+	Blocking               bool
+	RetryCount             int
+	MaxRetries             int  // 0 with HasMaxRetries false when missing: the caller's default applies
+	HasMaxRetries          bool // Max-Retries was given
+	FailureSignature       string
+	PreviousSignatures     []string
+	SignatureRepeatCount   int
+	Verify                 string
+
+	q *Queue
+	r *record
+}
+
+var (
+	idPattern     = regexp.MustCompile(`^ISSUE-(\d{8})-(\d{3,})$`)
+	sigPattern    = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	issueTitleish = regexp.MustCompile(`(?i)^ISSUE-`)
+)
+
+// ParseQueue parses an issue queue. name is the path used in findings. It
+// never fails: problems are findings, see Findings and Err.
+func ParseQueue(name string, src []byte) *Queue {
+	d := newDoc(name, src)
+	q := &Queue{d: d}
+	seen := map[string]int{}
+	for hi, h := range d.s.headings {
+		if !issueTitleish.MatchString(h.title) {
+			continue
+		}
+		id := h.title
+		if i := strings.IndexAny(id, " \t:"); i > 0 {
+			id = id[:i]
+		}
+		switch {
+		case h.setext:
+			d.findings = append(d.findings, d.finding(h.line, 1, true,
+				"%q is underlined, which makes it a heading but not an issue; write it as \"## %s\"", h.title, id))
+			continue
+		case h.level != 2 && h.level != 3:
+			d.findings = append(d.findings, d.finding(h.line, 1, true,
+				"%s is a level-%d heading; only ## and ### headings are issues", id, h.level))
+			continue
+		case !idPattern.MatchString(id):
+			d.findings = append(d.findings, d.finding(h.line, 1, false,
+				"malformed issue ID %q: want ISSUE-YYYYMMDD-NNN, e.g. ISSUE-20261122-001", id))
+			continue
+		}
+		if first, dup := seen[id]; dup {
+			d.findings = append(d.findings, d.finding(h.line, 1, false, "duplicate issue ID %s (first at line %d)", id, first))
+			continue
+		}
+		seen[id] = h.line + 1
+		r := d.buildRecord(id, hi)
+		d.records = append(d.records, r)
+		d.byKey[id] = r
+		q.Issues = append(q.Issues, &Issue{ID: id, Line: h.line + 1, q: q, r: r})
+	}
+	for _, hd := range d.s.hidden {
+		if hd.where == "a fenced code block" && q.inSection(hd.line) {
+			continue // text such as failure output, fenced on purpose
+		}
+		d.findings = append(d.findings, d.finding(hd.line, 1, true,
+			"%q is inside %s, so it is not an issue", strings.TrimSpace(string(d.s.lineText(hd.line))), hd.where))
+	}
+	for _, hd := range d.s.ambiguous {
+		d.findings = append(d.findings, d.finding(hd.line, 1, false,
+			"cannot tell whether this line is inside %s or not; separate it with a blank line (and close any code fence)", hd.where))
+	}
+	byRec := make(map[*record]*Issue, len(q.Issues))
+	for _, is := range q.Issues {
+		byRec[is.r] = is
+	}
+	d.parseTables(func(d *doc, r *record) { byRec[r].load() })
+	sortFindings(d.findings)
+	return q
+}
+
+// inSection reports whether line lies in a subsection of an issue.
+func (q *Queue) inSection(line int) bool {
+	for _, r := range q.d.records {
+		if line >= r.h.line && line < r.endLine {
+			return len(r.subs) > 0 && line >= r.subs[0].h.line
+		}
+	}
+	return false
+}
+
+// Findings returns every problem found, errors and warnings, in file order.
+func (q *Queue) Findings() []Finding { return q.d.findings }
+
+// Err returns a *ValidationError if the queue has error-level findings.
+func (q *Queue) Err() error { return q.d.validationError() }
+
+// Source returns the bytes the queue was parsed from.
+func (q *Queue) Source() []byte { return q.d.src }
+
+// Name returns the file name used in findings.
+func (q *Queue) Name() string { return q.d.name }
+
+// Issue returns the issue with the given ID, or nil.
+func (q *Queue) Issue(id string) *Issue {
+	for _, is := range q.Issues {
+		if is.ID == id {
+			return is
+		}
+	}
+	return nil
+}
+
+// Field returns the raw (unescaped) value of any field, known or not, and
+// whether the issue's table has that row.
+func (is *Issue) Field(name string) (string, bool) { return is.q.d.field(is.r, name) }
+
+// Section returns the text of a subsection (a fenced body comes back unfenced).
+func (is *Issue) Section(name string) (string, bool) { return is.q.d.sectionText(is.r, name) }
+
+// Summary returns the first line of the Summary section, or the heading's
+// text after the ID.
+func (is *Issue) Summary() string {
+	if s, ok := is.Section(SectionSummary); ok {
+		for _, l := range strings.Split(s, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				return l
+			}
+		}
+	}
+	return strings.TrimLeft(strings.TrimPrefix(is.r.h.title, is.ID), " \t:")
+}
+
+// load reads the typed fields and reports invalid values.
+func (is *Issue) load() {
+	d, r := is.q.d, is.r
+	bad := func(field, format string, args ...any) {
+		line, col := d.fieldPos(r, field)
+		r.findings = append(r.findings, d.finding(line, col, false, "%s: %s", field, fmt.Sprintf(format, args...)))
+	}
+	if r.table == nil && r.tablePar < 0 {
+		r.findings = append(r.findings, d.finding(r.h.line, 1, false,
+			"%s has no field table; start it with | Field | Value | right under the heading", is.ID))
+	}
+	get := func(f string) string { v, _ := d.field(r, f); return strings.TrimSpace(v) }
+
+	is.Type = strings.ToLower(get(FieldType))
+	if is.Type == "" {
+		is.Type = "bug"
+	}
+	is.Priority = enumField(get(FieldPriority), "medium", Priorities, func(v, hint string) {
+		bad(FieldPriority, "%q is not a priority (critical, high, medium, low)%s", v, hint)
+	})
+	is.Status = enumField(get(FieldStatus), StatusPending, Statuses, func(v, hint string) {
+		bad(FieldStatus, "%q is not a status (pending, in_progress, resolved, escalated, skipped)%s", v, hint)
+	})
+	is.Source, is.Category, is.Verify = get(FieldSource), get(FieldCategory), get(FieldVerify)
+	if v := get(FieldCreated); v != "" {
+		t, err := time.Parse(time.RFC3339, v)
+		if err != nil {
+			bad(FieldCreated, "%q is not an RFC 3339 time such as 2026-11-22T10:00:00Z", v)
+		}
+		is.Created = t
+	}
+	for _, b := range []struct {
+		f string
+		p *bool
+	}{{FieldAutoRetry, &is.AutoRetry}, {FieldHalted, &is.Halted}, {FieldBlocking, &is.Blocking}} {
+		v, err := ParseBool(get(b.f))
+		if err != nil {
+			bad(b.f, "%v", err)
+		}
+		*b.p = v
+	}
+	for _, n := range []struct {
+		f string
+		p *int
+	}{{FieldRetryCount, &is.RetryCount}, {FieldSignatureRepeatCount, &is.SignatureRepeatCount}, {FieldMaxRetries, &is.MaxRetries}} {
+		v := get(n.f)
+		if v == "" {
+			continue
+		}
+		k, err := strconv.Atoi(v)
+		if err != nil || k < 0 {
+			bad(n.f, "%q is not a whole number", v)
+			continue
+		}
+		*n.p = k
+		if n.f == FieldMaxRetries {
+			is.HasMaxRetries = true
+		}
+	}
+	if v := get(FieldFailureSignature); v != "" {
+		if !sigPattern.MatchString(v) {
+			bad(FieldFailureSignature, "%q is not a signature (64 lowercase hex digits, or empty)", v)
+		} else {
+			is.FailureSignature = v
+		}
+	}
+	if v := get(FieldPreviousSignatures); v != "" {
+		sigs, err := ParseSignatureList(v)
+		if err != nil {
+			bad(FieldPreviousSignatures, "%v", err)
+		}
+		is.PreviousSignatures = sigs
+	}
+}
+
+// enumField validates v against allowed (case-insensitively), returning the
+// canonical value, or def when v is empty.
+func enumField(v, def string, allowed []string, report func(v, hint string)) string {
+	if v == "" {
+		return def
+	}
+	for _, a := range allowed {
+		if strings.EqualFold(v, a) {
+			return a
+		}
+	}
+	hint := ""
+	if near := nearest(v, allowed); near != "" {
+		hint = fmt.Sprintf("; did you mean %q?", near)
+	}
+	report(v, hint)
+	return def
+}
+
+// ParseBool reads true/false/yes/no in any case; empty is false.
+func ParseBool(v string) (bool, error) {
+	switch strings.ToLower(strings.TrimSpace(v)) {
+	case "true", "yes":
+		return true, nil
+	case "false", "no", "":
+		return false, nil
+	}
+	return false, fmt.Errorf("%q is not true or false (yes and no work too)", v)
+}
+
+// ParseSignatureList reads "[]" or "[h1, h2, …]".
+func ParseSignatureList(v string) ([]string, error) {
+	v = strings.TrimSpace(v)
+	if !strings.HasPrefix(v, "[") || !strings.HasSuffix(v, "]") {
+		return nil, fmt.Errorf("%q is not a list such as [] or [h1, h2]", v)
+	}
+	inner := strings.TrimSpace(v[1 : len(v)-1])
+	if inner == "" {
+		return nil, nil
+	}
+	var out []string
+	for _, p := range strings.Split(inner, ",") {
+		p = strings.TrimSpace(p)
+		if !sigPattern.MatchString(p) {
+			return nil, fmt.Errorf("%q in the list is not a signature (64 lowercase hex digits)", p)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// FormatSignatureList writes a Previous-Signatures value.
+func FormatSignatureList(sigs []string) string { return "[" + strings.Join(sigs, ", ") + "]" }
+
+// nearest returns the candidate within a small edit distance of s, if any.
+func nearest(s string, candidates []string) string {
+	best, bestD := "", len(s)/2+1
+	if bestD > 3 {
+		bestD = 3
+	}
+	ls := strings.ToLower(s)
+	for _, c := range candidates {
+		if d := editDistance(ls, c); d < bestD || (d <= bestD && strings.HasPrefix(c, ls) && len(ls) >= 3) {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func sortFindings(fs []Finding) {
+	sort.SliceStable(fs, func(i, j int) bool {
+		if fs[i].Line != fs[j].Line {
+			return fs[i].Line < fs[j].Line
+		}
+		return fs[i].Col < fs[j].Col
+	})
+}
+
+// NextID returns the ID for a new issue created at now: the UTC date and 1 +
+// the highest number already used on that date, at least three digits.
+func (q *Queue) NextID(now time.Time) string {
+	date := now.UTC().Format("20060102")
+	high := 0
+	for _, is := range q.Issues {
+		m := idPattern.FindStringSubmatch(is.ID)
+		if m != nil && m[1] == date {
+			if n, err := strconv.Atoi(m[2]); err == nil && n > high {
+				high = n
+			}
+		}
+	}
+	return fmt.Sprintf("ISSUE-%s-%03d", date, high+1)
+}
+
+// Table returns the header and rows of the first table in a subsection,
+// unescaped; ok is false if the subsection or its table is missing.
+func (is *Issue) Table(section string) (header []string, rows [][]string, ok bool) {
+	d := is.q.d
+	sb, found := is.r.section(section)
+	if !found {
+		return nil, nil, false
+	}
+	t := d.sectionTable(sb)
+	if t == nil {
+		return nil, nil, false
+	}
+	cells := func(rw row) []string {
+		out := make([]string, len(rw.cells))
+		for i, c := range rw.cells {
+			out[i] = d.s.cellText(c)
+		}
+		return out
+	}
+	for _, rw := range t.rows {
+		rows = append(rows, cells(rw))
+	}
+	return cells(t.header), rows, true
+}

@@ -1,0 +1,167 @@
+package issuequeue
+
+import (
+	"bytes"
+	"sort"
+	"strings"
+
+	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/text"
+)
+
+// cell is one table cell: the byte span of its trimmed text in the source.
+// A cell the row does not have (the row is shorter than the header) is
+// missing; it has no span, and setting it rewrites the row.
+type cell struct {
+	start, end int
+	missing    bool
+}
+
+type row struct {
+	line       int
+	start, end int // the line's text, without its line ending
+	cells      []cell
+	width      int // cells written on the line, which may exceed the header's
+}
+
+// table is a GFM table found by goldmark in a top-level paragraph.
+type table struct {
+	line, endLine int // header line and the line after the last row
+	start, end    int // byte span from the header line to the end of the last row's text
+	header        row
+	rows          []row
+}
+
+// newParser returns a goldmark parser with the GFM table extension. Parsers
+// are not safe for concurrent use; each worker makes its own.
+func newParser() goldmark.Markdown {
+	return goldmark.New(goldmark.WithExtensions(extension.Table))
+}
+
+// parseTable parses the paragraph p with goldmark and returns its table, or
+// nil if goldmark does not see one there.
+func (s *scan) parseTable(md goldmark.Markdown, p para) *table {
+	sub := s.src[p.start:p.end]
+	doc := md.Parser().Parse(text.NewReader(sub))
+	var t *table
+	for n := doc.FirstChild(); n != nil && t == nil; n = n.NextSibling() {
+		tn, ok := n.(*extast.Table)
+		if !ok {
+			continue
+		}
+		t = &table{}
+		first := true
+		for r := tn.FirstChild(); r != nil; r = r.NextSibling() {
+			rw := s.tableRow(r, p.start)
+			if first {
+				t.header = rw
+				first = false
+			} else {
+				t.rows = append(t.rows, rw)
+			}
+		}
+	}
+	if t == nil {
+		return nil
+	}
+	t.line = t.header.line
+	t.start = t.header.start
+	// The delimiter row has no node of its own; it is the header's next line.
+	lastLine := t.header.line + 1
+	if len(t.rows) > 0 {
+		lastLine = t.rows[len(t.rows)-1].line
+	}
+	t.end = s.lineEnd(lastLine)
+	t.endLine = lastLine + 1
+	return t
+}
+
+func (s *scan) tableRow(r ast.Node, base int) row {
+	// Row nodes carry the position of their line; cells carry trimmed spans.
+	var rw row
+	var pos int
+	switch rr := r.(type) {
+	case *extast.TableHeader:
+		pos = rr.Pos()
+	case *extast.TableRow:
+		pos = rr.Pos()
+	}
+	if pos < 0 {
+		pos = 0
+	}
+	rw.line = s.lineOf(base + pos)
+	rw.start = s.lines[rw.line]
+	rw.end = s.lineEnd(rw.line)
+	for c := r.FirstChild(); c != nil; c = c.NextSibling() {
+		segs := c.Lines()
+		if segs.Len() == 0 {
+			rw.cells = append(rw.cells, cell{missing: true})
+			continue
+		}
+		sg := segs.At(0)
+		rw.cells = append(rw.cells, cell{start: base + sg.Start, end: base + segs.At(segs.Len()-1).Stop})
+	}
+	rw.width = countCells(s.src[rw.start:rw.end])
+	return rw
+}
+
+// countCells counts the cells written on a table line the way GFM splits
+// them: outer pipes are optional, and `\|` does not separate.
+func countCells(line []byte) int {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return 0
+	}
+	if line[0] == '|' {
+		line = line[1:]
+	}
+	if len(line) > 0 && line[len(line)-1] == '|' && (len(line) < 2 || line[len(line)-2] != '\\') {
+		line = line[:len(line)-1]
+	}
+	n := 1
+	for i := 0; i < len(line); i++ {
+		if line[i] == '|' && (i == 0 || line[i-1] != '\\') {
+			n++
+		}
+	}
+	return n
+}
+
+// lineOf returns the 0-based line containing byte offset off.
+func (s *scan) lineOf(off int) int {
+	i := sort.Search(len(s.lines)-1, func(i int) bool { return s.lines[i+1] > off })
+	if i >= s.nLines() {
+		i = s.nLines() - 1
+	}
+	return i
+}
+
+// col returns the 1-based column (in bytes) of offset off on its line.
+func (s *scan) col(off int) int { return off - s.lines[s.lineOf(off)] + 1 }
+
+// cellText returns the unescaped text of a cell.
+func (s *scan) cellText(c cell) string {
+	if c.missing {
+		return ""
+	}
+	return unescapeCell(string(s.src[c.start:c.end]))
+}
+
+func unescapeCell(v string) string {
+	if !strings.Contains(v, `\|`) {
+		return v
+	}
+	return strings.ReplaceAll(v, `\|`, `|`)
+}
+
+// EscapeCell makes v safe to write into a table cell: pipes are escaped and
+// line breaks, which would end the row, become spaces.
+func EscapeCell(v string) string {
+	if strings.ContainsAny(v, "\r\n") {
+		v = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(v)
+	}
+	return strings.ReplaceAll(v, "|", `\|`)
+}
