@@ -10,11 +10,11 @@ import (
 
 // Policy holds the limits the end-of-loop check applies (SPEC §5, §8).
 type Policy struct {
-	GlobalCap         int            // auto-retry loops per run
-	MaxRetries        int            // per-issue default when Max-Retries is missing
-	MaxRetriesByType  map[string]int // per-type defaults, by lower-case Type
-	HaltAfterRepeats  int            // identical signatures in a row that halt an issue
-	SentinelPresent   bool           // no_auto_retry exists
+	GlobalCap        int            // auto-retry loops per run
+	MaxRetries       int            // per-issue default when Max-Retries is missing
+	MaxRetriesByType map[string]int // per-type defaults, by lower-case Type
+	HaltAfterRepeats int            // identical signatures in a row that halt an issue
+	SentinelPresent  bool           // no_auto_retry exists
 }
 
 // MaxRetriesFor returns the retry limit of an issue: its own Max-Retries,
