@@ -1,0 +1,16 @@
+//go:build darwin || dragonfly || freebsd || netbsd || openbsd
+
+package templates
+
+import (
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// isTerminal asks the terminal driver: a character device such as /dev/null
+// is no terminal.
+func isTerminal(f *os.File) bool {
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TIOCGETA)
+	return err == nil
+}
