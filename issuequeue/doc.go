@@ -22,7 +22,7 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/yuin/goldmark"
+	"github.com/yuin/goldmark/parser"
 )
 
 // Finding is one problem in a state file, at a line and column (1-based).
@@ -68,7 +68,8 @@ type record struct {
 	start    int // heading start
 	end      int // start of the next heading of the same or a higher level
 	endLine  int
-	tablePar int // index in scan.paras of the paragraph holding the field table, or -1
+	paras    [2]int // range of scan.paras before the first subsection
+	tablePar int    // index in scan.paras of the paragraph holding the field table (or the malformed one), or -1
 	table    *table
 	fields   map[string]int // lower-cased field name → index in table.rows
 	subs     []sub
@@ -100,6 +101,15 @@ func newDoc(name string, src []byte) *doc {
 	d := &doc{name: name, src: src, s: scanBlocks(src), nl: "\n", byKey: map[string]*record{}}
 	if i := bytes.IndexByte(src, '\n'); i > 0 && src[i-1] == '\r' {
 		d.nl = "\r\n"
+	}
+	// A block left open at the end hides every heading after it, and would
+	// swallow whatever the tool appends, so the file cannot be changed.
+	if u := d.s.unclosed; u != nil && u.fence {
+		d.findings = append(d.findings, d.finding(u.line, 1, false,
+			"this code fence is never closed, so everything after it is code; close it with a line of %s", u.closer))
+	} else if u != nil {
+		d.findings = append(d.findings, d.finding(u.line, 1, false,
+			"this HTML block is never closed, so everything after it is part of it; close it with %s", u.closer))
 	}
 	return d
 }
@@ -155,30 +165,39 @@ func (d *doc) parseTables(check func(d *doc, r *record)) {
 		for pi < len(paras) && paras[pi].line < r.h.endLine {
 			pi++
 		}
-		r.tablePar = -1
+		r.paras = [2]int{pi, pi}
 		intro := r.introEnd()
-		for k := pi; k < len(paras) && paras[k].line < intro; k++ {
-			if paras[k].hasPipe {
-				r.tablePar = k
-				break
-			}
+		for r.paras[1] < len(paras) && paras[r.paras[1]].line < intro {
+			r.paras[1]++
 		}
 	}
-	run := func(md goldmark.Markdown, r *record) {
-		if r.tablePar >= 0 {
-			p := paras[r.tablePar]
-			r.table = d.s.parseTable(md, p)
-			if first := bytes.TrimSpace(d.s.lineText(p.line)); r.table == nil && len(first) > 0 && first[0] == '|' {
-				r.findings = append(r.findings, d.finding(p.line, 1, false,
-					"malformed table: the line after the header must be a delimiter row such as |---|---| with as many cells as the header"))
+	run := func(md parser.Parser, r *record) {
+		// The field table is the first paragraph that goldmark reads as a
+		// table: prose with a pipe in it before the table must not hide it.
+		r.tablePar = -1
+		malformed := -1
+		for k := r.paras[0]; k < r.paras[1] && r.table == nil; k++ {
+			p := paras[k]
+			if !p.hasPipe {
+				continue
 			}
+			if r.table = d.s.parseTable(md, p); r.table != nil {
+				r.tablePar = k
+			} else if first := bytes.TrimSpace(d.s.lineText(p.line)); malformed < 0 && len(first) > 0 && first[0] == '|' {
+				malformed = k
+			}
+		}
+		if r.table == nil && malformed >= 0 {
+			r.tablePar = malformed
+			r.findings = append(r.findings, d.finding(paras[malformed].line, 1, false,
+				"malformed table: the line after the header must be a delimiter row such as |---|---| with as many cells as the header"))
 		}
 		d.indexFields(r)
 		check(d, r)
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if len(d.records) < 64 || workers < 2 {
-		md := newParser()
+		md := newBlockParser()
 		for _, r := range d.records {
 			run(md, r)
 		}
@@ -189,7 +208,7 @@ func (d *doc) parseTables(check func(d *doc, r *record)) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				md := newParser()
+				md := newBlockParser()
 				for r := range next {
 					run(md, r)
 				}

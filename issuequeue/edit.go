@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/yuin/goldmark/parser"
 )
 
 // Edit is one change to a state file, applied as a splice of source bytes.
@@ -256,7 +258,13 @@ func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]
 		pos = s.end
 	}
 	out.Write(d.src[pos:])
-	return out.Bytes(), nil
+	b := out.Bytes()
+	// A file without a final newline keeps it that way when text is added
+	// at its end.
+	if n := len(d.src); n > 0 && d.src[n-1] != '\n' && len(sp) > 0 && sp[len(sp)-1].start == n {
+		b = bytes.TrimSuffix(b, []byte(d.nl))
+	}
+	return b, nil
 }
 
 // mergeRows folds the AppendRow edits of one section into the first of them,
@@ -361,7 +369,7 @@ func (d *doc) contentSpan(start, to, from int) (int, int) {
 	if first < 0 {
 		return start, start
 	}
-	return d.s.lines[first], d.s.lineEnd(last)
+	return d.s.lineStart(first), d.s.lineEnd(last)
 }
 
 // recordTail returns where to add a subsection to a record: after its last
@@ -399,14 +407,21 @@ func (d *doc) appendLead() string {
 	return "\n"
 }
 
-// sectionTable parses the first table in a subsection.
+// sectionTable parses the first table in a subsection: the first paragraph
+// that goldmark reads as a table, so that prose with a pipe before the
+// table does not hide it.
 func (d *doc) sectionTable(sb sub) *table {
-	for _, p := range d.s.paras {
-		if p.line >= sb.endLine {
-			break
+	var md parser.Parser
+	k := sort.Search(len(d.s.paras), func(k int) bool { return d.s.paras[k].line >= sb.h.endLine })
+	for ; k < len(d.s.paras) && d.s.paras[k].line < sb.endLine; k++ {
+		if !d.s.paras[k].hasPipe {
+			continue
 		}
-		if p.line >= sb.h.endLine && p.hasPipe {
-			return d.s.parseTable(newParser(), p)
+		if md == nil {
+			md = newBlockParser()
+		}
+		if t := d.s.parseTable(md, d.s.paras[k]); t != nil {
+			return t
 		}
 	}
 	return nil

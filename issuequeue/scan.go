@@ -4,6 +4,12 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+
+	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 )
 
 // The scanner finds the block structure the store needs — top-level headings,
@@ -11,10 +17,12 @@ import (
 // containers — in one pass over lines, without building a full markdown tree.
 // It follows CommonMark as goldmark implements it for leaf blocks (ATX and
 // setext headings, fenced and indented code, HTML blocks, thematic breaks,
-// paragraphs). Lists and block quotes are tracked only far enough to know that
-// a line belongs to them; where that is not enough to be sure what a line is,
-// the scanner reports an ambiguity instead of guessing. FuzzScanAgreesWithGoldmark
-// holds it to that.
+// paragraphs). The few places where goldmark's answer depends on more than
+// the scanner models — how far a list or block quote reaches, and whether a
+// setext underline follows a table or link reference definitions — are
+// handed to goldmark's block parser for just those lines. Where the two
+// would still disagree, the scanner reports an ambiguity instead of
+// guessing. FuzzScanAgreesWithGoldmark holds it to that.
 
 // heading is a top-level heading.
 type heading struct {
@@ -31,6 +39,13 @@ type para struct {
 	line, endLine int
 	start, end    int // byte span; end excludes the newline of the last line
 	hasPipe       bool
+	mayTable      bool // a line after the first could be a table's delimiter row
+}
+
+type unclosedBlock struct {
+	line   int
+	fence  bool
+	closer string // what would close it
 }
 
 // hidden is a line that looks like an ISSUE heading but is not a top-level heading.
@@ -45,9 +60,13 @@ type scan struct {
 	headings []heading
 	paras    []para
 	hidden   []hidden
-	// ambiguous lists lines whose meaning depends on list or block quote
-	// rules the scanner does not model.
+	// ambiguous lists lines whose meaning the scanner could not settle.
 	ambiguous []hidden
+	// unclosed is a fenced code block or an HTML block of types 1–5 that is
+	// still open at the end of the file: it swallows every heading after
+	// it, and anything appended to the file.
+	unclosed *unclosedBlock
+	md       parser.Parser // for the blocks handed to goldmark; made when first needed
 }
 
 var issueHeadingLike = regexp.MustCompile(`^[ \t>*+\-0-9.)]*#{1,6}[ \t]+ISSUE-`)
@@ -72,9 +91,29 @@ func splitLines(src []byte) []int {
 	return append(lines, len(src))
 }
 
-// lineText returns line i without its line ending.
+// utf8BOM is the byte-order mark some editors put at the start of a file.
+// It is not text: the scanner reads the first line without it, and spans
+// start after it, so that edits keep it.
+const utf8BOM = "\xef\xbb\xbf"
+
+// lineStart returns the offset of line i's text: the line's start, or after
+// the byte-order mark on the first line.
+func (s *scan) lineStart(i int) int {
+	if i == 0 && bytes.HasPrefix(s.src, []byte(utf8BOM)) {
+		return len(utf8BOM)
+	}
+	return s.lines[i]
+}
+
+// rawLine returns line i without its newline (and without a byte-order
+// mark) but with any carriage return before it.
+func (s *scan) rawLine(i int) []byte {
+	return bytes.TrimSuffix(s.src[s.lineStart(i):s.lines[i+1]], []byte{'\n'})
+}
+
+// lineText returns line i without its line ending (and without a byte-order mark).
 func (s *scan) lineText(i int) []byte {
-	l := s.src[s.lines[i]:s.lines[i+1]]
+	l := s.src[s.lineStart(i):s.lines[i+1]]
 	l = bytes.TrimSuffix(l, []byte{'\n'})
 	return bytes.TrimSuffix(l, []byte{'\r'})
 }
@@ -83,7 +122,7 @@ func (s *scan) nLines() int { return len(s.lines) - 1 }
 
 // lineEnd returns the offset just after line i's text (before its newline).
 func (s *scan) lineEnd(i int) int {
-	return s.lines[i] + len(s.lineText(i))
+	return s.lineStart(i) + len(s.lineText(i))
 }
 
 // indentOf returns the column width of the leading whitespace and its byte length.
@@ -102,13 +141,31 @@ func indentOf(l []byte) (cols, n int) {
 	return cols, n
 }
 
+// isBlank reports whether l has only the characters goldmark counts as
+// space (not \f or \v).
 func isBlank(l []byte) bool {
 	for _, c := range l {
-		if c != ' ' && c != '\t' && c != '\r' && c != '\n' && c != '\f' && c != '\v' {
+		if c != ' ' && c != '\t' && c != '\r' && c != '\n' {
 			return false
 		}
 	}
 	return true
+}
+
+// delimLike reports whether l could be a GFM table delimiter row: only
+// dashes, colons, pipes and spaces.
+func delimLike(l []byte) bool {
+	dash := false
+	for _, c := range l {
+		switch c {
+		case '-', ':', '|':
+			dash = true
+		case ' ', '\t', '\r':
+		default:
+			return false
+		}
+	}
+	return dash
 }
 
 type fence struct {
@@ -158,10 +215,11 @@ func atxHeading(rest []byte) (level int, title string, ok bool) {
 	if level == 0 || level > 6 {
 		return 0, "", false
 	}
-	if level < len(rest) && rest[level] != ' ' && rest[level] != '\t' {
+	// goldmark counts a carriage return as space here.
+	if level < len(rest) && rest[level] != ' ' && rest[level] != '\t' && rest[level] != '\r' {
 		return 0, "", false
 	}
-	t := bytes.Trim(rest[level:], " \t")
+	t := bytes.Trim(rest[level:], " \t\r")
 	// An optional closing sequence of #s, preceded by a space, is not part of the title.
 	k := len(t)
 	for k > 0 && t[k-1] == '#' {
@@ -169,8 +227,8 @@ func atxHeading(rest []byte) (level int, title string, ok bool) {
 	}
 	if k == 0 {
 		t = nil
-	} else if k < len(t) && (t[k-1] == ' ' || t[k-1] == '\t') {
-		t = bytes.TrimRight(t[:k], " \t")
+	} else if k < len(t) && (t[k-1] == ' ' || t[k-1] == '\t' || t[k-1] == '\r') {
+		t = bytes.TrimRight(t[:k], " \t\r")
 	}
 	return level, string(t), true
 }
@@ -184,7 +242,7 @@ func thematicBreak(rest []byte) bool {
 		switch b {
 		case c:
 			n++
-		case ' ', '\t':
+		case ' ', '\t', '\r':
 		default:
 			return false
 		}
@@ -194,7 +252,7 @@ func thematicBreak(rest []byte) bool {
 
 // setextLevel returns 1 or 2 if rest is a setext underline.
 func setextLevel(rest []byte) int {
-	t := bytes.TrimRight(rest, " \t")
+	t := bytes.TrimRight(rest, " \t\r")
 	if len(t) == 0 || (t[0] != '=' && t[0] != '-') {
 		return 0
 	}
@@ -272,9 +330,9 @@ func htmlClosed(typ int, closer string, l []byte) bool {
 	return bytes.Contains(l, []byte(closer))
 }
 
-// listMarker reports whether rest (after ≤3 columns) starts a list item, and
-// the column width of marker plus following spaces.
-func listMarker(rest []byte, inPara bool) (width int, ok bool) {
+// listMarker reports whether rest (after ≤3 columns, with any carriage
+// return still on it) starts a list item.
+func listMarker(rest []byte, inPara bool) bool {
 	n := 0
 	switch {
 	case len(rest) > 0 && (rest[0] == '-' || rest[0] == '*' || rest[0] == '+'):
@@ -284,24 +342,18 @@ func listMarker(rest []byte, inPara bool) (width int, ok bool) {
 			n++
 		}
 		if n == 0 || n >= len(rest) || (rest[n] != '.' && rest[n] != ')') {
-			return 0, false
+			return false
 		}
-		if inPara && !(n == 1 && rest[0] == '1') {
-			return 0, false // only "1." may interrupt a paragraph
+		if inPara && strings.TrimLeft(string(rest[:n]), "0") != "1" {
+			return false // only "1." (or "01.") may interrupt a paragraph
 		}
 		n++
 	}
 	if n < len(rest) && rest[n] != ' ' && rest[n] != '\t' {
-		return 0, false
+		return false
 	}
-	if inPara && isBlank(rest[n:]) {
-		return 0, false // an empty item cannot interrupt a paragraph
-	}
-	sp, _ := indentOf(rest[n:])
-	if sp == 0 || sp > 4 {
-		sp = 1
-	}
-	return n + sp, true
+	// An empty item cannot interrupt a paragraph.
+	return !inPara || !isBlank(rest[n:])
 }
 
 // scanBlocks runs the scanner over src.
@@ -313,8 +365,6 @@ func scanBlocks(src []byte) *scan {
 		stFence
 		stHTML
 		stIndented
-		stQuote
-		stList
 	)
 	state := stNone
 	var (
@@ -322,9 +372,8 @@ func scanBlocks(src []byte) *scan {
 		htmlTyp   int
 		htmlClose string
 		cur       para
-		listCol   int  // content column of the current list item
-		listFence bool // a fence is open inside the current list item
-		quoteLazy bool // the quote's last line was paragraph text, so lazy lines continue it
+		fenceLine int // where the open fence or HTML block started
+		htmlLine  int
 	)
 	endPara := func(i int) {
 		if state == stPara {
@@ -361,72 +410,10 @@ func scanBlocks(src []byte) *scan {
 		blank := isBlank(l)
 		cols, ni := indentOf(l)
 		rest := l[ni:]
-		switch state {
-		case stIndented:
+		if state == stIndented {
 			if blank || cols >= 4 {
 				if issueHeadingLike.Match(l) {
 					s.hidden = append(s.hidden, hidden{i, "an indented code block"})
-				}
-				continue
-			}
-			state = stNone
-		case stList:
-			if blank {
-				continue
-			}
-			if cols >= listCol {
-				// Inside the item: track its fences so a fence line is not mistaken
-				// for one at the top level once the item ends.
-				inner := l[ni:]
-				if listFence {
-					if f.closedBy(inner) {
-						listFence = false
-					}
-				} else if ff, ok := openFence(inner, 0); ok && cols-listCol <= 3 {
-					f, listFence = ff, true
-				}
-				if issueHeadingLike.Match(l) {
-					s.ambiguous = append(s.ambiguous, hidden{i, "a list item"})
-				}
-				continue
-			}
-			if cols <= 3 {
-				if w, ok := listMarker(rest, false); ok && !thematicBreak(rest) {
-					listCol, listFence = cols+w, false
-					if issueHeadingLike.Match(l) {
-						s.ambiguous = append(s.ambiguous, hidden{i, "a list item"})
-					}
-					continue
-				}
-			}
-			if listFence {
-				// The item ended with its fence open; where that leaves the
-				// following lines depends on list rules the scanner does not model.
-				s.ambiguous = append(s.ambiguous, hidden{i, "text after an unclosed code fence in a list"})
-			}
-			if !startsBlock(rest, cols) && !s.prevBlank(i) {
-				if issueHeadingLike.Match(l) {
-					s.ambiguous = append(s.ambiguous, hidden{i, "a list item"})
-				}
-				continue // lazy continuation of the item's paragraph
-			}
-			state = stNone
-		case stQuote:
-			if blank {
-				state = stNone
-				continue
-			}
-			if cols <= 3 && len(rest) > 0 && rest[0] == '>' {
-				inner := bytes.TrimLeft(rest[1:], " \t")
-				quoteLazy = !startsBlock(inner, 0) && !isBlank(inner)
-				if issueHeadingLike.Match(l) {
-					s.hidden = append(s.hidden, hidden{i, "a block quote"})
-				}
-				continue
-			}
-			if quoteLazy && !startsBlock(rest, cols) {
-				if issueHeadingLike.Match(l) {
-					s.ambiguous = append(s.ambiguous, hidden{i, "a block quote"})
 				}
 				continue
 			}
@@ -440,6 +427,7 @@ func scanBlocks(src []byte) *scan {
 		inPara := state == stPara
 		if cols >= 4 {
 			if inPara {
+				cur.mayTable = cur.mayTable || delimLike(l)
 				continue // lazy continuation of the paragraph
 			}
 			state = stIndented
@@ -450,21 +438,25 @@ func scanBlocks(src []byte) *scan {
 		}
 		if inPara {
 			if lvl := setextLevel(rest); lvl > 0 {
-				h := heading{level: lvl, line: cur.line, endLine: i + 1, start: cur.start, end: s.lines[i+1], setext: true,
-					title: string(bytes.TrimSpace(s.src[cur.start:s.lineEnd(i-1)]))}
-				s.headings = append(s.headings, h)
-				state = stNone
-				continue
+				if h, ok := s.setextHeading(cur, i, lvl); ok {
+					s.headings = append(s.headings, h)
+					state = stNone
+					continue
+				}
+				// The paragraph was a table or link reference definitions,
+				// so the underline is read again as a line of its own.
+				endPara(i)
+				inPara = false
 			}
 		}
 		if ff, ok := openFence(rest, cols); ok {
 			endPara(i)
-			f, state = ff, stFence
+			f, state, fenceLine = ff, stFence, i
 			continue
 		}
 		if lvl, title, ok := atxHeading(rest); ok {
 			endPara(i)
-			s.headings = append(s.headings, heading{level: lvl, line: i, endLine: i + 1, start: s.lines[i], end: s.lines[i+1], title: title})
+			s.headings = append(s.headings, heading{level: lvl, line: i, endLine: i + 1, start: s.lineStart(i), end: s.lines[i+1], title: title})
 			continue
 		}
 		if typ, closer := htmlBlock(rest, inPara); typ > 0 {
@@ -473,7 +465,10 @@ func scanBlocks(src []byte) *scan {
 				s.hidden = append(s.hidden, hidden{i, htmlWhere(typ)})
 			}
 			if typ >= 6 || !htmlClosed(typ, closer, rest) || (typ == 1 && !htmlType1Close.Match(rest)) {
-				state, htmlTyp, htmlClose = stHTML, typ, closer
+				state, htmlTyp, htmlClose, htmlLine = stHTML, typ, closer, i
+				if typ == 1 {
+					htmlClose = "</" + strings.ToLower(htmlType1Open.FindStringSubmatch(string(rest))[1]) + ">"
+				}
 			}
 			continue
 		}
@@ -481,40 +476,125 @@ func scanBlocks(src []byte) *scan {
 			endPara(i)
 			continue
 		}
-		if rest[0] == '>' {
+		// goldmark reads a list marker on the line with its carriage return:
+		// "-\r\n" is not an empty item.
+		isItem := listMarker(s.rawLine(i)[ni:], inPara)
+		if rest[0] == '>' || isItem {
 			endPara(i)
-			state = stQuote
-			inner := bytes.TrimLeft(rest[1:], " \t")
-			quoteLazy = !startsBlock(inner, 0) && !isBlank(inner)
-			if issueHeadingLike.Match(l) {
-				s.hidden = append(s.hidden, hidden{i, "a block quote"})
-			}
-			continue
-		}
-		if w, ok := listMarker(rest, inPara); ok {
-			endPara(i)
-			state, listCol, listFence = stList, cols+w, false
-			if issueHeadingLike.Match(l) {
-				s.ambiguous = append(s.ambiguous, hidden{i, "a list item"})
-			}
+			i = s.container(i) - 1
 			continue
 		}
 		if inPara {
 			if bytes.IndexByte(l, '|') >= 0 {
 				cur.hasPipe = true
 			}
+			cur.mayTable = cur.mayTable || delimLike(l)
 			continue
 		}
 		state = stPara
-		cur = para{line: i, start: s.lines[i], hasPipe: bytes.IndexByte(l, '|') >= 0}
+		cur = para{line: i, start: s.lineStart(i), hasPipe: bytes.IndexByte(l, '|') >= 0}
 	}
-	if state == stPara {
+	switch state {
+	case stPara:
 		endPara(n)
+	case stFence:
+		s.unclosed = &unclosedBlock{line: fenceLine, fence: true, closer: strings.Repeat(string(f.char), f.length)}
+	case stHTML:
+		if htmlTyp < 6 {
+			s.unclosed = &unclosedBlock{line: htmlLine, closer: htmlClose}
+		}
 	}
 	return s
 }
 
-func (s *scan) prevBlank(i int) bool { return i > 0 && isBlank(s.lineText(i-1)) }
+// setextHeading returns the heading that underline line i (of level lvl)
+// makes of the paragraph p. goldmark first runs its paragraph transformers:
+// link reference definitions at the start of the paragraph are not part of
+// the heading, and a paragraph that is a table, or only definitions, is no
+// heading at all. Paragraphs that may be either are handed to goldmark.
+func (s *scan) setextHeading(p para, i, lvl int) (heading, bool) {
+	first := s.lineText(p.line)
+	_, k := indentOf(first)
+	h := heading{level: lvl, line: p.line, endLine: i + 1, start: p.start, end: s.lines[i+1], setext: true}
+	if p.mayTable || (k < len(first) && first[k] == '[') {
+		doc, base := s.blockParse(p.line, i+1)
+		found := false
+		for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
+			if hd, ok := c.(*ast.Heading); ok {
+				h.line = p.line + bytes.Count(base[:hd.Pos()], []byte{'\n'})
+				h.start = s.lineStart(h.line)
+				found = true
+			}
+		}
+		if !found {
+			return heading{}, false
+		}
+	}
+	h.title = string(bytes.TrimSpace(s.src[h.start:s.lineEnd(i-1)]))
+	return h, true
+}
+
+// container finds the end of the list or block quote that starts at line
+// a and returns the line after it. Where a container ends depends on
+// everything inside it (lazy continuation lines, fences and blank lines in
+// list items), so goldmark parses it; the scanner only looks inside for
+// lines that look like ISSUE headings. goldmark's block structure up to a
+// line depends only on the lines before it, so parsing from a up to the
+// start of the next top-level block is exact.
+func (s *scan) container(a int) int {
+	n := s.nLines()
+	for k := 32; ; k *= 4 {
+		to := min(a+k, n)
+		doc, base := s.blockParse(a, to)
+		c := doc.FirstChild()
+		where := "a list item"
+		switch c.(type) {
+		case *ast.Blockquote:
+			where = "a block quote"
+		case *ast.List:
+		default:
+			// The scanner's idea of where a list starts disagrees with
+			// goldmark's; say so rather than guess.
+			s.ambiguous = append(s.ambiguous, hidden{a, "a list or block quote"})
+			return a + 1
+		}
+		end := to
+		if next := c.NextSibling(); next != nil {
+			end = a + bytes.Count(base[:next.Pos()], []byte{'\n'})
+		} else if to < n {
+			continue
+		}
+		end = max(end, a+1)
+		for j := a; j < end; j++ {
+			if issueHeadingLike.Match(s.lineText(j)) {
+				s.hidden = append(s.hidden, hidden{j, where})
+			}
+		}
+		return end
+	}
+}
+
+// blockParse parses lines [from, to) with goldmark's block parsers and
+// returns the tree and the bytes parsed, which node positions index.
+func (s *scan) blockParse(from, to int) (ast.Node, []byte) {
+	if s.md == nil {
+		s.md = newBlockParser()
+	}
+	base := s.src[s.lineStart(from):s.lines[to]]
+	return s.md.Parse(text.NewReader(base)), base
+}
+
+// newBlockParser returns a goldmark parser with the block parsers and
+// paragraph transformers (link reference definitions, GFM tables) of
+// goldmark with the table extension, and no inline parsers: the scanner
+// and the table reader need only the block structure and source spans.
+func newBlockParser() parser.Parser {
+	return parser.NewParser(
+		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+		parser.WithParagraphTransformers(util.Prioritized(extension.NewTableParagraphTransformer(), 200)),
+	)
+}
 
 // startsBlock reports whether rest begins a block that interrupts a paragraph.
 func startsBlock(rest []byte, cols int) bool {
@@ -533,8 +613,7 @@ func startsBlock(rest []byte, cols int) bool {
 	if thematicBreak(rest) || rest[0] == '>' {
 		return true
 	}
-	_, ok := listMarker(rest, true)
-	return ok
+	return listMarker(rest, true)
 }
 
 func htmlWhere(typ int) string {

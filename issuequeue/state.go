@@ -124,11 +124,13 @@ func (st *State) load() {
 	st.LastRetryReason, _ = get(SectionAutoRetry, StateLastRetryReason)
 	st.AutoRetryEnabled = true
 	if v, r := get(SectionAutoRetry, StateAutoRetryEnabled); v != "" {
+		// Only true enables auto-retry (SPEC §4): a value that is neither
+		// true nor false, which is also an error, disables it.
 		b, err := ParseBool(v)
 		if err != nil {
 			bad(r, StateAutoRetryEnabled, "%v", err)
 		}
-		st.AutoRetryEnabled = b || err != nil
+		st.AutoRetryEnabled = b
 	}
 	st.RunID, _ = get(SectionRun, StateRunID)
 	st.StartedAt = tm(SectionRun, StateStartedAt)

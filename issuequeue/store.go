@@ -1,11 +1,15 @@
 package issuequeue
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
+
+	"github.com/autoretry/orchestrator/statefile"
 )
 
 // File names in the state directory.
@@ -68,4 +72,182 @@ func (p Paths) Load() (*Queue, *State, error) {
 		return nil, nil, err
 	}
 	return ParseQueue(p.Queue(), qb), ParseState(p.State(), sb), nil
+}
+
+// StateTemplate is the session state a missing session_state.md starts from
+// (SPEC §4).
+const StateTemplate = `# Session State
+
+## Auto-Retry State
+
+| Field | Value |
+|-------|-------|
+| total_auto_retries | 0 |
+| last_retry_reason | null |
+| auto_retry_enabled | true |
+
+## Run
+
+| Field | Value |
+|-------|-------|
+| run_id | null |
+| started_at | null |
+| finished_at | null |
+| loops | 0 |
+| outcome | none |
+
+## Circuit Breaker
+
+| Field | Value |
+|-------|-------|
+| state | closed |
+| consecutive_failures | 0 |
+| opened_at | null |
+`
+
+// QueueTemplate is what a missing issue_queue.md starts from.
+const QueueTemplate = "# Issue Queue\n"
+
+// DefaultLockWait is how long a command waits for the write lock (SPEC §10).
+const DefaultLockWait = 10 * time.Second
+
+// Store changes the state files of a directory safely: under the write
+// lock, after validating them, with each file replaced atomically and a
+// concurrent hand edit re-applied rather than lost.
+type Store struct {
+	Paths
+	LockWait time.Duration // 0 means DefaultLockWait
+	Command  string        // recorded in .lock as the holder, e.g. "fail"
+}
+
+// Change is what an update writes.
+type Change struct {
+	Queue []Edit
+	State []Edit
+	// After, if not nil, runs once both files are written, still under the
+	// write lock: for output and log entries that must follow the write and
+	// not interleave with another command's.
+	After func() error
+}
+
+// Update takes the write lock, reads and validates both files, and calls fn
+// with them. It writes the edits fn returns; if fn returns an error nothing
+// is written and the error is returned. An invalid file fails with a
+// *ValidationError before fn is called, and a file that a person changed in
+// a way that conflicts with the edits fails with a *ConflictError; in both
+// cases nothing is written.
+func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change, error)) error {
+	if fi, err := os.Stat(s.Dir); err != nil || !fi.IsDir() {
+		return &NoStateDirError{Dir: s.Dir}
+	}
+	wait := s.LockWait
+	if wait == 0 {
+		wait = DefaultLockWait
+	}
+	lk, err := statefile.LockWrite(ctx, s.Dir, wait, statefile.Owner{Command: s.Command})
+	if err != nil {
+		return err
+	}
+	defer lk.Unlock()
+
+	qOrig, err := statefile.ReadFile(s.Queue())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	sOrig, err := statefile.ReadFile(s.State())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	qBase, sBase := qOrig, sOrig
+	if qBase == nil {
+		qBase = []byte(QueueTemplate)
+	}
+	if sBase == nil {
+		sBase = []byte(StateTemplate)
+	}
+	q, st := ParseQueue(s.Queue(), qBase), ParseState(s.State(), sBase)
+	if err := q.Err(); err != nil {
+		return err
+	}
+	if err := st.Err(); err != nil {
+		return err
+	}
+	ch, err := fn(q, st)
+	if err != nil {
+		return err
+	}
+	if len(ch.Queue) > 0 {
+		next, err := q.Apply(ch.Queue...)
+		if err != nil {
+			return err
+		}
+		err = statefile.Replace(s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) { return q.Rebase(cur, ch.Queue...) })
+		if err != nil {
+			return err
+		}
+	}
+	if len(ch.State) > 0 {
+		next, err := st.Apply(ch.State...)
+		if err != nil {
+			return err
+		}
+		err = statefile.Replace(s.State(), sOrig, next, func(cur []byte) ([]byte, error) { return st.Rebase(cur, ch.State...) })
+		if err != nil {
+			return err
+		}
+	}
+	if ch.After != nil {
+		return ch.After()
+	}
+	return nil
+}
+
+// Unfence returns the content of text if it is exactly one fenced code
+// block, else text unchanged.
+func Unfence(text string) string { return unfence(text) }
+
+// IssueSource returns the bytes of an issue, heading to the start of the
+// next heading of its level or higher, or nil.
+func (q *Queue) IssueSource(id string) []byte {
+	r := q.d.byKey[id]
+	if r == nil {
+		return nil
+	}
+	return q.d.src[r.start:r.end]
+}
+
+// ArchiveTemplate is what a new issue_archive.md starts with.
+const ArchiveTemplate = "# Issue Archive\n\nResolved and skipped issues moved out of issue_queue.md by `orchestrator archive`.\n"
+
+// AppendToArchive appends issue blocks (as IssueSource returns them) to the
+// archive, safely; an issue the archive already holds is not added twice,
+// so an archive interrupted between its two writes can simply be run again.
+// The caller holds the write lock.
+func (p Paths) AppendToArchive(ids []string, blocks []string) error {
+	orig, err := statefile.ReadFile(p.Archive())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	edits := func(a *Queue) []Edit {
+		var out []Edit
+		for i, id := range ids {
+			if a.Issue(id) == nil {
+				out = append(out, AppendIssue(id, blocks[i]))
+			}
+		}
+		return out
+	}
+	base := orig
+	if base == nil {
+		base = []byte(ArchiveTemplate)
+	}
+	a := ParseQueue(p.Archive(), base)
+	next, err := a.Apply(edits(a)...)
+	if err != nil {
+		return err
+	}
+	return statefile.Replace(p.Archive(), orig, next, func(cur []byte) ([]byte, error) {
+		c := ParseQueue(p.Archive(), cur)
+		return c.Apply(edits(c)...)
+	})
 }

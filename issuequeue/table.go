@@ -5,10 +5,9 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/yuin/goldmark"
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 )
 
@@ -35,17 +34,12 @@ type table struct {
 	rows          []row
 }
 
-// newParser returns a goldmark parser with the GFM table extension. Parsers
-// are not safe for concurrent use; each worker makes its own.
-func newParser() goldmark.Markdown {
-	return goldmark.New(goldmark.WithExtensions(extension.Table))
-}
-
-// parseTable parses the paragraph p with goldmark and returns its table, or
-// nil if goldmark does not see one there.
-func (s *scan) parseTable(md goldmark.Markdown, p para) *table {
+// parseTable parses the paragraph p with goldmark (a parser from
+// newBlockParser, which is not safe for concurrent use) and returns its
+// table, or nil if goldmark does not see one there.
+func (s *scan) parseTable(md parser.Parser, p para) *table {
 	sub := s.src[p.start:p.end]
-	doc := md.Parser().Parse(text.NewReader(sub))
+	doc := md.Parse(text.NewReader(sub))
 	var t *table
 	for n := doc.FirstChild(); n != nil && t == nil; n = n.NextSibling() {
 		tn, ok := n.(*extast.Table)
@@ -93,7 +87,7 @@ func (s *scan) tableRow(r ast.Node, base int) row {
 		pos = 0
 	}
 	rw.line = s.lineOf(base + pos)
-	rw.start = s.lines[rw.line]
+	rw.start = s.lineStart(rw.line)
 	rw.end = s.lineEnd(rw.line)
 	for c := r.FirstChild(); c != nil; c = c.NextSibling() {
 		segs := c.Lines()
@@ -140,7 +134,7 @@ func (s *scan) lineOf(off int) int {
 }
 
 // col returns the 1-based column (in bytes) of offset off on its line.
-func (s *scan) col(off int) int { return off - s.lines[s.lineOf(off)] + 1 }
+func (s *scan) col(off int) int { return off - s.lineStart(s.lineOf(off)) + 1 }
 
 // cellText returns the unescaped text of a cell.
 func (s *scan) cellText(c cell) string {

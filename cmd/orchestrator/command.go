@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+
+	"github.com/autoretry/orchestrator/config"
 )
 
 // Exit codes, SPEC §9.
@@ -49,7 +51,10 @@ type env struct {
 	getenv         func(string) string
 
 	dir        string // state directory (--dir, ORCHESTRATOR_DIR, .orchestrator)
+	dirFlagged bool   // the directory was chosen, so suggested commands must name it
+	defaultDir string // set when dir is the default
 	configPath string // --config; empty means <dir>/config.toml
+	cfg        *config.Config
 }
 
 // exitError carries an exit code and optional hints up to Main.
@@ -127,12 +132,15 @@ func (e *env) globalFlags(fs *flag.FlagSet) {
 }
 
 func (e *env) resolveDir() {
-	if e.dir == "" {
-		e.dir = e.getenv("ORCHESTRATOR_DIR")
+	if e.dir != "" && e.dir != e.defaultDir {
+		e.dirFlagged = true
+		return
 	}
-	if e.dir == "" {
-		e.dir = ".orchestrator"
+	if d := e.getenv("ORCHESTRATOR_DIR"); d != "" {
+		e.dir, e.dirFlagged = d, true
+		return
 	}
+	e.dir, e.defaultDir = ".orchestrator", ".orchestrator"
 }
 
 // parseFlags parses a command's flags, allowing flags after positional

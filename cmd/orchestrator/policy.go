@@ -1,14 +1,108 @@
 package main
 
-import "github.com/autoretry/orchestrator"
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/config"
+	"github.com/autoretry/orchestrator/templates"
+)
+
+// config loads the configuration: --config FILE (which must exist), else
+// DIR/config.toml (which may be missing), then the ORCHESTRATOR_<SECTION>_<KEY>
+// environment on top. Flags are applied by the commands that have them.
+func (e *env) config() (*config.Config, error) {
+	if e.cfg != nil {
+		return e.cfg, nil
+	}
+	var (
+		cfg *config.Config
+		err error
+	)
+	if e.configPath != "" {
+		cfg, err = config.Load(e.configPath, e.getenv)
+	} else {
+		cfg, err = config.LoadOptional(filepath.Join(e.dir, "config.toml"), e.getenv)
+	}
+	if err != nil {
+		return nil, err
+	}
+	e.cfg = cfg
+	return cfg, nil
+}
 
 // policy returns the check's limits from the configuration.
 func (e *env) policy() (orchestrator.Policy, error) {
+	cfg, err := e.config()
+	if err != nil {
+		return orchestrator.Policy{}, err
+	}
+	byType := map[string]int{}
+	for k, v := range cfg.AutoRetry.MaxRetriesByType {
+		byType[strings.ToLower(k)] = v
+	}
 	return orchestrator.Policy{
-		GlobalCap:        15,
-		MaxRetries:       10,
-		MaxRetriesByType: map[string]int{"build": 1, "test": 3, "review": 2},
-		HaltAfterRepeats: 3,
+		GlobalCap:        cfg.AutoRetry.GlobalCap,
+		MaxRetries:       cfg.AutoRetry.MaxRetries,
+		MaxRetriesByType: byType,
+		HaltAfterRepeats: cfg.AutoRetry.HaltAfterRepeats,
 		SentinelPresent:  e.paths().SentinelPresent(),
 	}, nil
+}
+
+// engine returns the orchestrator for the state directory, for command name.
+func (e *env) engine(name string) (*orchestrator.Orchestrator, error) {
+	pol, err := e.policy()
+	if err != nil {
+		return nil, err
+	}
+	now, err := e.now()
+	if err != nil {
+		return nil, err
+	}
+	fixed := e.getenv("ORCHESTRATOR_NOW") != ""
+	set := &templates.Set{Dir: filepath.Join(e.dir, "templates"), Color: e.color()}
+	if err := set.Check(); err != nil {
+		return nil, err
+	}
+	inv := "orchestrator"
+	if e.dirFlagged {
+		inv += " --dir " + e.dir
+	}
+	o := &orchestrator.Orchestrator{
+		Dir: e.dir, Policy: pol, Templates: set, Stdout: e.stdout, Command: name, Invocation: inv,
+		Signature: e.signatureFunc(),
+	}
+	if fixed {
+		o.Now = func() time.Time { return now }
+	}
+	return o, nil
+}
+
+// color reports whether output may use colour: not with NO_COLOR set, and
+// only when stdout is a terminal.
+func (e *env) color() bool {
+	f, ok := e.stdout.(*os.File)
+	if !ok {
+		return false
+	}
+	return templates.ColorFor(f, e.getenv)
+}
+
+func init() {
+	errorMappers = append(errorMappers, func(err error) (int, []string, bool) {
+		var ce *config.Error
+		if errors.As(err, &ce) {
+			return exitUsage, []string{"fix the configuration; .orchestrator.example/config.toml documents every key"}, true
+		}
+		var te *templates.OverrideError
+		if errors.As(err, &te) {
+			return exitUsage, []string{"fix or remove the override; 'orchestrator help' lists the embedded templates"}, true
+		}
+		return 0, nil, false
+	})
 }

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"syscall"
+
+	"github.com/autoretry/orchestrator/statefile"
+)
+
+func init() {
+	register(&command{
+		name:    "abort",
+		summary: "stop the running 'orchestrator run'",
+		usage: `Usage: orchestrator abort [--dir DIR]
+
+Stops the run in progress, found through the run lock in DIR/.lock: it gets
+SIGTERM, stops its loop (SIGTERM to the loop's whole process group, SIGKILL
+after 10 s), puts the issues it was working on back to pending, writes the
+state and exits 3. Exit 1 if no run is in progress.
+
+Examples:
+    orchestrator abort
+`,
+		run: func(ctx context.Context, e *env, args []string) error {
+			c := commands["abort"]
+			args, err := e.parseFlags(c, flag.NewFlagSet("abort", flag.ContinueOnError), args)
+			if err != nil {
+				return err
+			}
+			if len(args) > 0 {
+				return usageErr(c, "abort takes no arguments")
+			}
+			owner, held, err := statefile.RunHolder(e.dir)
+			if err != nil {
+				return err
+			}
+			if !held || owner.PID == 0 {
+				fmt.Fprintln(e.stdout, "no run is in progress")
+				return silentExit(exitNothing)
+			}
+			if err := syscall.Kill(owner.PID, syscall.SIGTERM); err != nil {
+				return fmt.Errorf("signalling the run (pid %d): %w", owner.PID, err)
+			}
+			fmt.Fprintf(e.stdout, "sent SIGTERM to the run %s (pid %d); it stops its loop and writes the state\n", owner.RunID, owner.PID)
+			return nil
+		},
+	})
+}

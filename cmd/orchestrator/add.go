@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/issuequeue"
+)
+
+func init() {
+	register(&command{
+		name:    "add",
+		summary: "append a new issue and print its ID",
+		usage: `Usage: orchestrator add --summary S [flags]
+
+Appends a new issue to issue_queue.md, laid out like the example, and prints
+only its ID (ISSUE-<UTC date>-<NNN>), so a QA script can keep it:
+
+    id=$(orchestrator add --summary "server fails to start" --priority critical \
+         --auto-retry --blocking --verify build --details-file build.log)
+
+Flags:
+    --summary S          one line saying what is broken (required)
+    --type T             bug (default), build, test, review, security, …
+    --priority P         critical, high, medium (default) or low
+    --auto-retry         let the end-of-loop check retry it automatically
+    --blocking           it makes the build unusable: retried first
+    --max-retries N      retry limit (default: [auto_retry] max_retries_by_type
+                         for its type, else max_retries)
+    --verify NAME        a [verify.NAME] check in config.toml that proves it fixed
+    --details-file F|-   failure output for Failure Details (- reads stdin)
+    --category C         free text, e.g. backend
+    --source S           who filed it (default user)
+`,
+		run: runAdd,
+	})
+}
+
+func runAdd(ctx context.Context, e *env, args []string) error {
+	c := commands["add"]
+	fs := flag.NewFlagSet("add", flag.ContinueOnError)
+	var n orchestrator.NewIssue
+	fs.StringVar(&n.Summary, "summary", "", "")
+	fs.StringVar(&n.Type, "type", "bug", "")
+	fs.StringVar(&n.Priority, "priority", "medium", "")
+	fs.BoolVar(&n.AutoRetry, "auto-retry", false, "")
+	fs.BoolVar(&n.Blocking, "blocking", false, "")
+	fs.IntVar(&n.MaxRetries, "max-retries", -1, "")
+	fs.StringVar(&n.Verify, "verify", "", "")
+	details := fs.String("details-file", "", "")
+	fs.StringVar(&n.Category, "category", "", "")
+	fs.StringVar(&n.Source, "source", "user", "")
+	args, err := e.parseFlags(c, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(args) > 0 {
+		return usageErr(c, "add takes no arguments; did you mean --summary %q?", strings.Join(args, " "))
+	}
+	if strings.TrimSpace(n.Summary) == "" {
+		return usageErr(c, "--summary is required")
+	}
+	n.Priority = strings.ToLower(n.Priority)
+	if !slices.Contains(issuequeue.Priorities, n.Priority) {
+		return usageErr(c, "--priority %q is not one of %s", n.Priority, strings.Join(issuequeue.Priorities, ", "))
+	}
+	if n.MaxRetries < -1 {
+		return usageErr(c, "--max-retries must be 0 or more")
+	}
+	if n.Verify != "" {
+		cfg, err := e.config()
+		if err != nil {
+			return err
+		}
+		if _, ok := cfg.Verify(n.Verify); !ok {
+			return usageErr(c, "--verify %q: config.toml has no [verify.%s] check", n.Verify, n.Verify)
+		}
+	}
+	switch *details {
+	case "":
+	case "-":
+		n.Details, err = io.ReadAll(io.LimitReader(e.stdin, maxFailOutput))
+	default:
+		n.Details, err = os.ReadFile(*details)
+	}
+	if err != nil {
+		return withCode(exitUsage, fmt.Errorf("reading the details: %w", err))
+	}
+	o, err := e.engine("add")
+	if err != nil {
+		return err
+	}
+	id, err := o.Add(ctx, n)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(e.stdout, id)
+	return nil
+}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+
+	"github.com/autoretry/orchestrator/statefile"
+)
+
+func init() {
+	register(&command{
+		name:    "begin",
+		summary: "open a run, for scripts that drive the loop themselves",
+		usage: `Usage: orchestrator begin [--dir DIR]
+
+Opens a run: resets the run's counters (total_auto_retries, last_retry_reason
+and the Run section of session_state.md) and prints the run id. The circuit
+breaker and auto_retry_enabled are kept. Exit 4 if an 'orchestrator run' is
+running.
+
+Examples (a whole driver in a crontab line):
+    orchestrator begin && ./agent.sh; while orchestrator check; do ./agent.sh; done
+`,
+		run: func(ctx context.Context, e *env, args []string) error {
+			c := commands["begin"]
+			args, err := e.parseFlags(c, flag.NewFlagSet("begin", flag.ContinueOnError), args)
+			if err != nil {
+				return err
+			}
+			if len(args) > 0 {
+				return usageErr(c, "begin takes no arguments")
+			}
+			o, err := e.engine("begin")
+			if err != nil {
+				return err
+			}
+			id, err := o.Begin(ctx)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(e.stdout, "run %s\n", id)
+			return nil
+		},
+	})
+	errorMappers = append(errorMappers, func(err error) (int, []string, bool) {
+		var be *statefile.BusyError
+		if errors.As(err, &be) {
+			if be.Lock == "run" {
+				return exitBusy, []string{"wait for it to finish, or stop it with 'orchestrator abort'"}, true
+			}
+			return exitBusy, []string{"try again when it has finished"}, true
+		}
+		var ue *statefile.UnsafeFileError
+		if errors.As(err, &ue) {
+			return exitUsage, nil, true
+		}
+		return 0, nil, false
+	})
+}

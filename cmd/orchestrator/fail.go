@@ -1,0 +1,127 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/autoretry/orchestrator"
+)
+
+func init() {
+	register(&command{
+		name:    "fail",
+		summary: "record that an issue failed again",
+		usage: `Usage: orchestrator fail ID [--output FILE|-] [--type TYPE] [--json]
+
+Records a failed attempt at issue ID. The failure signature (a SHA-256 of the
+output with timestamps, durations, temp paths, ports and the like masked) is
+compared with the issue's Failure-Signature:
+
+  - the same failure again: Signature-Repeat-Count + 1
+  - a different failure: the old signature goes to Previous-Signatures, the
+    count starts again at 1
+
+When the count reaches halt_after_repeats (default 3) the issue is halted
+(Halted true, Status escalated), the HALTED banner is printed and the exit
+status is 3. Otherwise Status goes back to pending.
+
+The last 200 lines (at most 64 KiB) of the output replace the issue's Failure
+Details, fenced so that nothing in it can change the file's structure; a row is
+added to its Attempt History, and the event to logs/retry.log and retry.jsonl.
+
+Flags:
+    --output FILE   the failing command's output; - reads standard input
+                    (default: no output, an empty failure)
+    --type TYPE     execution_error, verification_failed (default), timeout
+                    or architect_rejected
+    --json          print one JSON object for scripts
+
+Examples:
+    go test ./... 2>&1 | orchestrator fail ISSUE-20261122-001 --output -
+    orchestrator fail ISSUE-20261122-001 --output build.log --type execution_error
+`,
+		run: runFail,
+	})
+}
+
+func runFail(ctx context.Context, e *env, args []string) error {
+	c := commands["fail"]
+	fs := flag.NewFlagSet("fail", flag.ContinueOnError)
+	output := fs.String("output", "", "")
+	typ := fs.String("type", orchestrator.FailVerification, "")
+	asJSON := fs.Bool("json", false, "")
+	args, err := e.parseFlags(c, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(args) != 1 {
+		return usageErr(c, "fail takes one issue ID")
+	}
+	if !slices.Contains(orchestrator.FailureTypes, *typ) {
+		return usageErr(c, "unknown failure type %q (want %s)", *typ, strings.Join(orchestrator.FailureTypes, ", "))
+	}
+	var out []byte
+	switch *output {
+	case "":
+	case "-":
+		out, err = io.ReadAll(io.LimitReader(e.stdin, maxFailOutput))
+	default:
+		out, err = readTail(*output, maxFailOutput)
+	}
+	if err != nil {
+		return withCode(exitUsage, fmt.Errorf("reading the output: %w", err))
+	}
+	o, err := e.engine("fail")
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		o.Stdout = e.stderr
+	}
+	rep, err := o.Fail(ctx, args[0], out, *typ)
+	if err != nil {
+		return err
+	}
+	if *asJSON {
+		if err := json.NewEncoder(e.stdout).Encode(rep); err != nil {
+			return err
+		}
+	}
+	if rep.Halted {
+		return withCode(exitSafeguard, fmt.Errorf("%s halted: the same failure %d times in a row", rep.ID, rep.RepeatCount),
+			"a person is needed: 'orchestrator fix "+rep.ID+" \"…\"', 'orchestrator retry "+rep.ID+"' or 'orchestrator skip "+rep.ID+"'")
+	}
+	return nil
+}
+
+// maxFailOutput bounds what fail reads: the signature is of the output's last
+// 16 MiB, and only its tail is kept in the queue anyway.
+const maxFailOutput = 16 << 20
+
+// readTail reads at most the last max bytes of a file.
+func readTail(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	if fi.Size() > max {
+		if _, err := f.Seek(fi.Size()-max, io.SeekStart); err != nil {
+			return nil, err
+		}
+	}
+	var b bytes.Buffer
+	_, err = io.Copy(&b, io.LimitReader(f, max))
+	return b.Bytes(), err
+}

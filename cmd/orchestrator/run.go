@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"strconv"
+
+	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/config"
+)
+
+func init() {
+	register(&command{
+		name:    "run",
+		summary: "the main job: run the loop, retry critical issues, stop runaways",
+		usage: `Usage: orchestrator run [--max-loops N] [--dry-run] [--json] [--dir DIR]
+
+The main job, for cron. Opens a run, runs [loop] command (sh -c, in the
+directory that holds the state directory, in its own process group, with
+[loop] timeout), verifies the issues it worked on, and runs auto-retry loops
+while the end-of-loop check asks for them. Each auto-retry loop gets the retry
+context (previous failures, fix instructions) in $ORCHESTRATOR_RETRY_CONTEXT.
+
+It stops, with exit status 3 and the reason on stderr, for: the global cap,
+max loops, an issue halted or out of retries, the circuit breaker, a stall,
+a cascade of new failures, a permanent error (bad credentials, command not
+found), the no_auto_retry sentinel, or 'orchestrator abort'. Transient
+failures (rate limits, 5xx, resets) are run again after a backoff without
+using up retries. A second run while one is running exits 4 at once.
+
+Environment given to the loop:
+    ORCHESTRATOR_DIR            the state directory (absolute)
+    ORCHESTRATOR_RUN_ID         e.g. 20261122T101500Z-4242
+    ORCHESTRATOR_LOOP           1, 2, …
+    ORCHESTRATOR_LOOP_KIND      regular | auto_retry
+    ORCHESTRATOR_ISSUES         IDs being retried, comma-separated, in order
+    ORCHESTRATOR_RETRY_CONTEXT  path of the rendered retry context
+    ORCHESTRATOR_RETRY_TIER     same_agent | fresh_agent | escalate_model
+    ORCHESTRATOR_MODEL          from [tiers]
+
+Flags:
+    --max-loops N   at most N loops in this run (default [loop] max_loops, 16)
+    --dry-run       say what would happen; run and write nothing
+    --json          print one JSON object at the end; loop output goes to stderr
+
+Examples:
+    */30 * * * * cd ~/proj && orchestrator run >> ~/proj/.orchestrator/cron.log 2>&1
+    orchestrator run --dry-run
+`,
+		run: runRun,
+	})
+}
+
+func runRun(ctx context.Context, e *env, args []string) error {
+	c := commands["run"]
+	fs := flag.NewFlagSet("run", flag.ContinueOnError)
+	maxLoops := fs.Int("max-loops", 0, "")
+	dry := fs.Bool("dry-run", false, "")
+	asJSON := fs.Bool("json", false, "")
+	args, err := e.parseFlags(c, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(args) > 0 {
+		return usageErr(c, "run takes no arguments")
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return err
+	}
+	if *maxLoops != 0 {
+		if err := cfg.Set("loop.max_loops", strconv.Itoa(*maxLoops)); err != nil {
+			return usageErr(c, "--max-loops: %v", err)
+		}
+	}
+	o, err := e.engine("run")
+	if err != nil {
+		return err
+	}
+	out := e.stdout
+	if *asJSON {
+		out = e.stderr
+		o.Stdout = e.stderr
+	}
+	r := &orchestrator.Runner{O: o, Cfg: runConfig(cfg), Terminal: out, Stderr: e.stderr, AfterLoop: e.metricsHook()}
+	if *dry {
+		return r.DryRun(out)
+	}
+	rep, err := r.Run(ctx)
+	if *asJSON {
+		if jerr := json.NewEncoder(e.stdout).Encode(rep); jerr != nil && err == nil {
+			err = jerr
+		}
+	}
+	var se *orchestrator.StopError
+	if errors.As(err, &se) {
+		return withCode(exitSafeguard, se, se.Hint)
+	}
+	return err
+}
+
+// runConfig turns the configuration into the runner's settings.
+func runConfig(cfg *config.Config) orchestrator.RunConfig {
+	rc := orchestrator.RunConfig{
+		Command: cfg.Loop.Command, Timeout: cfg.Loop.Timeout, MaxLoops: cfg.Loop.MaxLoops,
+		Backoff: orchestrator.Backoff{Base: cfg.Backoff.Base, Max: cfg.Backoff.Max, Factor: cfg.Backoff.Factor, Jitter: cfg.Backoff.Jitter,
+			Attempts: cfg.Backoff.Attempts, RateLimitAttempts: cfg.Backoff.RateLimitAttempts},
+		Transient: cfg.Classify.Transient, Permanent: cfg.Classify.Permanent,
+		BreakerThreshold: cfg.CircuitBreaker.Threshold, BreakerCooldown: cfg.CircuitBreaker.Cooldown,
+		StallLoops: cfg.Stall.Loops, CascadeThreshold: cfg.Cascade.Threshold, CascadeWindow: cfg.Cascade.Window,
+		Tiers: orchestrator.Tiers{SameAgent: cfg.Tiers.SameAgent, FreshAgent: cfg.Tiers.FreshAgent,
+			Model: cfg.Tiers.Model, EscalationModel: cfg.Tiers.EscalationModel},
+		Verify:             map[string]orchestrator.VerifyCheck{},
+		AllowIssueCommands: cfg.Verification.AllowIssueCommands,
+		TextRetention:      cfg.Logs.TextRetention, JSONLRetention: cfg.Logs.JSONLRetention,
+	}
+	for name, chk := range cfg.Verification.Checks {
+		rc.Verify[name] = orchestrator.VerifyCheck{Command: chk.Command, Timeout: chk.Timeout}
+	}
+	return rc
+}

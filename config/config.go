@@ -1,0 +1,207 @@
+package config
+
+import (
+	"bytes"
+	"strings"
+	"time"
+)
+
+// Config holds every setting of SPEC §8. Use [Default] for a complete value;
+// a zero Config is not valid.
+type Config struct {
+	Loop           Loop
+	AutoRetry      AutoRetry
+	Signature      Signature
+	Backoff        Backoff
+	Classify       Classify
+	CircuitBreaker CircuitBreaker
+	Stall          Stall
+	Cascade        Cascade
+	Tiers          Tiers
+	Verification   Verification // the [verify] section
+	Logs           Logs
+	Metrics        Metrics
+}
+
+// Loop is the [loop] section: the regular loop that run executes.
+type Loop struct {
+	Command  string        // run with sh -c; empty until configured
+	Timeout  time.Duration // per execution of Command
+	MaxLoops int           // loops in one run, the regular one included
+}
+
+// AutoRetry is the [auto_retry] section (003, 001).
+type AutoRetry struct {
+	GlobalCap        int // auto-retry loops per run
+	MaxRetries       int // per issue, for types without an entry in MaxRetriesByType
+	HaltAfterRepeats int // identical failure signatures in a row that halt an issue
+
+	// MaxRetriesByType maps a lower-case issue Type to its Max-Retries
+	// default. File entries are merged over the defaults; see MaxRetriesFor.
+	MaxRetriesByType map[string]int
+}
+
+// Signature is the [signature] section: how failure output is normalized
+// before hashing.
+type Signature struct {
+	Normalize     string   // "v1" or "off"
+	ExtraPatterns []string // Go regexps, each replaced by <redacted>; all compile and none matches ""
+}
+
+// Backoff is the [backoff] section: re-executing a loop after a transient
+// failure (002).
+type Backoff struct {
+	Base              time.Duration // delay before the second try
+	Factor            float64       // ≥ 1; each delay is the previous one times Factor
+	Max               time.Duration // cap on one delay
+	Jitter            float64       // in [0, 1]: fraction of the delay that is randomized
+	Attempts          int           // tries in all, the first included
+	RateLimitAttempts int           // tries in all when the failure is a rate limit
+}
+
+// Classify is the [classify] section: patterns that mark a failed loop as
+// transient (re-executed after backoff) or permanent (the run stops). A
+// pattern matches when the output contains it, compared without regard to
+// case; patterns are plain text, not regexps.
+type Classify struct {
+	Transient []string
+	Permanent []string
+}
+
+// MatchTransient reports the first transient pattern that output contains.
+func (c Classify) MatchTransient(output []byte) (pattern string, ok bool) {
+	return matchAny(c.Transient, output)
+}
+
+// MatchPermanent reports the first permanent pattern that output contains.
+func (c Classify) MatchPermanent(output []byte) (pattern string, ok bool) {
+	return matchAny(c.Permanent, output)
+}
+
+func matchAny(patterns []string, output []byte) (string, bool) {
+	if len(patterns) == 0 {
+		return "", false
+	}
+	lower := bytes.ToLower(output)
+	for _, p := range patterns {
+		if p != "" && bytes.Contains(lower, []byte(strings.ToLower(p))) {
+			return p, true
+		}
+	}
+	return "", false
+}
+
+// CircuitBreaker is the [circuit_breaker] section (004).
+type CircuitBreaker struct {
+	Threshold int           // consecutive failed loops that open the breaker
+	Cooldown  time.Duration // how long it stays open before one half-open loop
+}
+
+// Stall is the [stall] section (004).
+type Stall struct {
+	Loops int // auto-retry loops in a row that resolved nothing
+}
+
+// Cascade is the [cascade] section (001): Threshold new failures (new
+// issues, or failures of issues other than those being retried) within
+// Window loops stop the run.
+type Cascade struct {
+	Threshold int
+	Window    int
+}
+
+// Tiers is the [tiers] section (004): how a retried issue escalates.
+type Tiers struct {
+	SameAgent       int    // retries with the same agent
+	FreshAgent      int    // then retries with a fresh agent
+	Model           string // ORCHESTRATOR_MODEL for the first two tiers
+	EscalationModel string // ORCHESTRATOR_MODEL once escalated
+}
+
+// Verification is the [verify] section.
+type Verification struct {
+	// AllowIssueCommands lets commands written inside the issue file run.
+	// Issue files are written by agents, config by people: default false.
+	AllowIssueCommands bool
+
+	// Checks are the [verify.NAME] tables, by NAME.
+	Checks map[string]Check
+}
+
+// Check is one [verify.NAME] table: the command an issue with "Verify | NAME"
+// runs to prove it is fixed.
+type Check struct {
+	Name    string
+	Command string        // run with sh -c; never empty in a loaded Config
+	Timeout time.Duration // default 5m
+}
+
+// DefaultCheckTimeout is the timeout of a [verify.NAME] check that sets none.
+const DefaultCheckTimeout = 5 * time.Minute
+
+// Logs is the [logs] section (000).
+type Logs struct {
+	TextRetention  time.Duration // logs/retry.log entries older than this are pruned
+	JSONLRetention time.Duration // logs/retry.jsonl entries older than this are pruned
+}
+
+// Metrics is the [metrics] section (002).
+type Metrics struct {
+	Textfile string // Prometheus text file to write; empty: none
+}
+
+// Default returns the configuration used when there is no config.toml. It
+// includes the per-type retry limits of SPEC §8 (build 1, test 3, review 2)
+// and no verification checks.
+func Default() *Config {
+	return &Config{
+		Loop: Loop{
+			Timeout:  30 * time.Minute,
+			MaxLoops: 16,
+		},
+		AutoRetry: AutoRetry{
+			GlobalCap:        15,
+			MaxRetries:       10,
+			HaltAfterRepeats: 3,
+			MaxRetriesByType: map[string]int{"build": 1, "test": 3, "review": 2},
+		},
+		Signature: Signature{
+			Normalize:     "v1",
+			ExtraPatterns: []string{},
+		},
+		Backoff: Backoff{
+			Base:              time.Second,
+			Factor:            2.0,
+			Max:               30 * time.Second,
+			Jitter:            0.1,
+			Attempts:          3,
+			RateLimitAttempts: 5,
+		},
+		Classify: Classify{
+			Transient: []string{"rate limit", "429", "503", "ECONNRESET", "ETIMEDOUT", "overloaded", "temporarily unavailable"},
+			Permanent: []string{"permission denied", "unauthorized", "invalid api key", "forbidden"},
+		},
+		CircuitBreaker: CircuitBreaker{Threshold: 3, Cooldown: 30 * time.Minute},
+		Stall:          Stall{Loops: 3},
+		Cascade:        Cascade{Threshold: 3, Window: 5},
+		Tiers:          Tiers{SameAgent: 3, FreshAgent: 3},
+		Verification:   Verification{Checks: map[string]Check{}},
+		Logs:           Logs{TextRetention: 168 * time.Hour, JSONLRetention: 720 * time.Hour},
+	}
+}
+
+// MaxRetriesFor returns the Max-Retries default for an issue of the given
+// Type: its entry in [auto_retry.max_retries_by_type] (Type compared without
+// regard to case or surrounding spaces), else auto_retry.max_retries.
+func (c *Config) MaxRetriesFor(issueType string) int {
+	if n, ok := c.AutoRetry.MaxRetriesByType[strings.ToLower(strings.TrimSpace(issueType))]; ok {
+		return n
+	}
+	return c.AutoRetry.MaxRetries
+}
+
+// Verify returns the [verify.NAME] check with the given name.
+func (c *Config) Verify(name string) (Check, bool) {
+	ch, ok := c.Verification.Checks[name]
+	return ch, ok
+}

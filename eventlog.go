@@ -1,0 +1,265 @@
+package orchestrator
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Event is one entry of the retry logs (seed 000): logs/retry.log for
+// people, logs/retry.jsonl for programs. Zero fields are left out.
+type Event struct {
+	Time          time.Time `json:"timestamp"`
+	Event         string    `json:"event"`
+	IssueID       string    `json:"issue_id,omitempty"`
+	RunID         string    `json:"run_id,omitempty"`
+	Loop          int       `json:"loop,omitempty"`
+	Attempt       int       `json:"attempt,omitempty"`
+	Status        string    `json:"status,omitempty"`
+	FailureType   string    `json:"failure_type,omitempty"`
+	Error         string    `json:"error,omitempty"`
+	Signature     string    `json:"signature,omitempty"`
+	RepeatCount   int       `json:"repeat_count,omitempty"`
+	Reason        string    `json:"reason,omitempty"`
+	Response      string    `json:"response,omitempty"`
+	Resolution    string    `json:"resolution,omitempty"`
+	TotalAttempts int       `json:"total_attempts,omitempty"`
+	DurationMS    int64     `json:"duration_ms,omitempty"`
+	FeedbackLines int       `json:"feedback_lines,omitempty"`
+}
+
+// Log event names.
+const (
+	EvAttempt          = "attempt"
+	EvFeedbackInjected = "feedback_injected"
+	EvEscalated        = "escalated"
+	EvUserResponse     = "user_response"
+	EvResolved         = "resolved"
+	EvTriggered        = "triggered"
+	EvCapReached       = "cap_reached"
+	EvHalted           = "halted"
+	EvRunStarted       = "run_started"
+	EvRunFinished      = "run_finished"
+	EvLoop             = "loop"
+	EvTransient        = "transient_retry"
+)
+
+// EventLog appends events to the logs of a state directory. Appends are
+// single writes to files opened with O_APPEND, so concurrent writers do not
+// interleave within a line.
+type EventLog struct {
+	Dir string // state directory
+}
+
+func (l EventLog) path(name string) string { return filepath.Join(l.Dir, "logs", name) }
+
+// Record appends ev to both logs.
+func (l EventLog) Record(ev Event) error {
+	if err := os.MkdirAll(filepath.Join(l.Dir, "logs"), 0o755); err != nil {
+		return err
+	}
+	j, err := json.Marshal(ev)
+	if err != nil {
+		return err
+	}
+	if err := appendFile(l.path("retry.jsonl"), append(j, '\n')); err != nil {
+		return err
+	}
+	return appendFile(l.path("retry.log"), []byte(textLine(ev)))
+}
+
+func appendFile(path string, b []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(b)
+	if err := f.Close(); werr == nil {
+		werr = err
+	}
+	return werr
+}
+
+// textLine renders ev in seed 000's retry.log format:
+//
+//	[2026-01-26T14:30:00Z] [RETRY] [ISSUE-…] attempt=1 status=failed type=verification_failed
+//	[2026-01-26T14:30:00Z] [RETRY] [ISSUE-…] error="2 tests failed"
+func textLine(ev Event) string {
+	subject := ev.IssueID
+	if subject == "" {
+		subject = "run " + ev.RunID
+	}
+	head := fmt.Sprintf("[%s] [RETRY] [%s] ", ev.Time.UTC().Format(time.RFC3339), subject)
+	var kv []string
+	add := func(k string, v any) {
+		switch x := v.(type) {
+		case string:
+			if x != "" {
+				kv = append(kv, k+"="+quoteLog(x))
+			}
+		case int:
+			if x != 0 {
+				kv = append(kv, k+"="+strconv.Itoa(x))
+			}
+		case int64:
+			if x != 0 {
+				kv = append(kv, k+"="+strconv.FormatInt(x, 10))
+			}
+		}
+	}
+	var b strings.Builder
+	switch ev.Event {
+	case EvAttempt:
+		add("attempt", ev.Attempt)
+		add("status", ev.Status)
+		add("type", ev.FailureType)
+		add("signature", shortSig(ev.Signature))
+		add("repeat", ev.RepeatCount)
+		b.WriteString(head + strings.Join(kv, " ") + "\n")
+		if ev.Error != "" {
+			b.WriteString(head + "error=" + quoteLog(truncate(ev.Error, errorSummaryMax)) + "\n")
+		}
+		return b.String()
+	case EvFeedbackInjected:
+		return head + "injecting_feedback attempt=" + strconv.Itoa(ev.Attempt) + "\n"
+	case EvEscalated:
+		return head + "escalating reason=" + quoteLog(ev.Reason) + "\n"
+	case EvUserResponse:
+		kv = append(kv, "user_response="+quoteLog(ev.Response))
+		add("reason", ev.Reason)
+		return head + strings.Join(kv, " ") + "\n"
+	case EvResolved:
+		return head + "resolved status=" + ev.Resolution + "\n"
+	}
+	add("run", ev.RunID)
+	add("loop", ev.Loop)
+	add("attempt", ev.Attempt)
+	add("status", ev.Status)
+	add("reason", ev.Reason)
+	add("error", ev.Error)
+	add("duration_ms", ev.DurationMS)
+	return head + ev.Event + " " + strings.Join(kv, " ") + "\n"
+}
+
+func quoteLog(s string) string {
+	if s != "" && !strings.ContainsAny(s, " \t\"=\n\\") {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+func shortSig(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
+
+// Prune drops log entries older than the retention periods (seed 000: 7 days
+// for retry.log, 30 for retry.jsonl). Lines without a readable time are kept.
+func (l EventLog) Prune(now time.Time, text, jsonl time.Duration) error {
+	if err := pruneFile(l.path("retry.log"), now.Add(-text), textTime); err != nil {
+		return err
+	}
+	return pruneFile(l.path("retry.jsonl"), now.Add(-jsonl), jsonTime)
+}
+
+func textTime(line []byte) (time.Time, bool) {
+	if len(line) < 3 || line[0] != '[' {
+		return time.Time{}, false
+	}
+	end := bytes.IndexByte(line, ']')
+	if end < 0 {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339, string(line[1:end]))
+	return t, err == nil
+}
+
+func jsonTime(line []byte) (time.Time, bool) {
+	var v struct {
+		Timestamp time.Time `json:"timestamp"`
+	}
+	if json.Unmarshal(line, &v) != nil || v.Timestamp.IsZero() {
+		return time.Time{}, false
+	}
+	return v.Timestamp, true
+}
+
+// pruneFile rewrites path without the lines older than cutoff. Logs only
+// grow at the end, so it keeps everything from the first recent line on.
+// Callers hold the write lock so that no event is appended meanwhile.
+func pruneFile(path string, cutoff time.Time, when func([]byte) (time.Time, bool)) error {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	var off int64
+	for {
+		line, err := r.ReadBytes('\n')
+		if len(line) == 0 {
+			break // every line was old
+		}
+		if t, ok := when(line); !ok || !t.Before(cutoff) {
+			break
+		}
+		off += int64(len(line))
+		if err != nil {
+			break
+		}
+	}
+	if off == 0 {
+		return nil
+	}
+	rest, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	tmp := path + ".prune"
+	if err := os.WriteFile(tmp, rest[off:], 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+// ReadEvents reads logs/retry.jsonl; a missing file is no events. Lines that
+// cannot be read are skipped and reported.
+func ReadEvents(dir string) ([]Event, []error) {
+	f, err := os.Open(EventLog{Dir: dir}.path("retry.jsonl"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, []error{err}
+	}
+	defer f.Close()
+	var evs []Event
+	var errs []error
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for n := 1; sc.Scan(); n++ {
+		var ev Event
+		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
+			errs = append(errs, fmt.Errorf("retry.jsonl:%d: %w", n, err))
+			continue
+		}
+		evs = append(evs, ev)
+	}
+	if err := sc.Err(); err != nil {
+		errs = append(errs, err)
+	}
+	return evs, errs
+}

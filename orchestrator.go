@@ -1,0 +1,299 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/templates"
+)
+
+// Orchestrator performs the commands that read and change the state of one
+// state directory. Its fields are the outside world: nil functions default
+// to the real thing.
+type Orchestrator struct {
+	Dir       string
+	Policy    Policy
+	Templates *templates.Set
+	Stdout    io.Writer
+	// Now returns the current time. If Now is nil, time.Now is used.
+	Now func() time.Time
+	// Invocation is how a person runs this tool for this directory, used in
+	// suggested commands, e.g. "orchestrator --dir ci/.orchestrator". If
+	// empty, "orchestrator".
+	Invocation string
+	// Command names the running command in the lock file, e.g. "fail".
+	Command  string
+	LockWait time.Duration
+	// Signature computes the failure signature of output. It must be set
+	// for Fail.
+	Signature func(output []byte) (string, error)
+}
+
+func (o *Orchestrator) now() time.Time {
+	if o.Now != nil {
+		return o.Now().UTC()
+	}
+	return time.Now().UTC()
+}
+
+func (o *Orchestrator) paths() issuequeue.Paths { return issuequeue.Paths{Dir: o.Dir} }
+
+func (o *Orchestrator) store() *issuequeue.Store {
+	return &issuequeue.Store{Paths: o.paths(), LockWait: o.LockWait, Command: o.Command}
+}
+
+func (o *Orchestrator) log() EventLog { return EventLog{Dir: o.Dir} }
+
+func (o *Orchestrator) invocation() string {
+	if o.Invocation != "" {
+		return o.Invocation
+	}
+	return "orchestrator"
+}
+
+func (o *Orchestrator) render(name string, data any) error {
+	return o.Templates.Render(o.Stdout, name, data)
+}
+
+// tmplIssue is the view of an issue the templates show.
+func (o *Orchestrator) tmplIssue(is *issuequeue.Issue) templates.Issue {
+	t := templates.Issue{
+		ID: is.ID, Summary: is.Summary(), Type: is.Type, Priority: is.Priority, Status: is.Status,
+		Blocking: is.Blocking, RetryCount: is.RetryCount, MaxRetries: o.Policy.MaxRetriesFor(is),
+		Signature: is.FailureSignature, RepeatCount: is.SignatureRepeatCount, Verify: is.Verify,
+	}
+	t.FailureDetails, _ = is.Section(issuequeue.SectionFailureDetails)
+	t.FailureDetails = stripCutNote(t.FailureDetails)
+	t.VerificationStep, _ = is.Section(issuequeue.SectionVerification)
+	t.SuggestedFix, _ = is.Section(issuequeue.SectionSuggestedFix)
+	t.FixInstruction, _ = is.Section(issuequeue.SectionFixInstruction)
+	if _, rows, ok := is.Table(issuequeue.SectionAttemptHistory); ok {
+		for _, r := range rows {
+			a := templates.Attempt{}
+			get := func(i int) string {
+				if i < len(r) {
+					return r[i]
+				}
+				return ""
+			}
+			a.Number, _ = strconv.Atoi(get(0))
+			a.Time, a.Type, a.Signature, a.Error = get(1), get(2), get(3), get(4)
+			t.History = append(t.History, a)
+		}
+	}
+	return t
+}
+
+// stripCutNote returns the fenced output of a Failure Details section
+// written by FailureDetails, without the note about what was cut.
+func stripCutNote(s string) string {
+	if !strings.HasPrefix(s, "(the first ") {
+		return s
+	}
+	if i := strings.Index(s, "\n\n"); i >= 0 {
+		return issuequeue.Unfence(s[i+2:])
+	}
+	return s
+}
+
+// CheckReport is the result of Check, for --json.
+type CheckReport struct {
+	Outcome          string   `json:"outcome"` // "retry", "nothing" or "stop"
+	Reason           string   `json:"reason,omitempty"`
+	Triggered        []string `json:"triggered"`
+	Exhausted        []string `json:"exhausted"`
+	WouldQualify     []string `json:"would_qualify"`
+	TotalAutoRetries int      `json:"total_auto_retries"`
+	GlobalCap        int      `json:"global_cap"`
+	Decision         Decision `json:"-"`
+}
+
+// Check performs the end-of-loop check (SPEC §5) under the write lock and
+// prints its banners.
+func (o *Orchestrator) Check(ctx context.Context) (CheckReport, error) {
+	var rep CheckReport
+	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		p := o.Policy
+		p.SentinelPresent = o.paths().SentinelPresent()
+		d := Decide(q, st, p)
+		rep = o.checkReport(d, p)
+		return issuequeue.Change{Queue: d.QueueEdits, State: d.StateEdits, After: func() error { return o.announceCheck(d, st) }}, nil
+	})
+	return rep, err
+}
+
+func (o *Orchestrator) checkReport(d Decision, p Policy) CheckReport {
+	idList := func(is []*issuequeue.Issue) []string {
+		out := []string{}
+		for _, i := range is {
+			out = append(out, i.ID)
+		}
+		return out
+	}
+	rep := CheckReport{Triggered: idList(d.Triggered), Exhausted: idList(d.Exhausted), WouldQualify: idList(d.WouldQualify),
+		TotalAutoRetries: d.Total, GlobalCap: p.GlobalCap, Decision: d}
+	switch d.Outcome {
+	case CheckRetry:
+		rep.Outcome = "retry"
+	case CheckNothing:
+		rep.Outcome = "nothing"
+	default:
+		rep.Outcome = "stop"
+	}
+	switch {
+	case d.Disabled != "":
+		rep.Reason = "auto-retry is disabled: " + d.Disabled
+	case d.CapReached:
+		rep.Reason = fmt.Sprintf("Max auto-retries (%d) reached for this run", p.GlobalCap)
+	case len(d.Exhausted) > 0 && d.Outcome == CheckHuman:
+		rep.Reason = fmt.Sprintf("%d issue(s) used all their retries and were escalated", len(d.Exhausted))
+	}
+	return rep
+}
+
+// announceCheck prints the check's banners and logs its events; it runs
+// after the files are written.
+func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State) error {
+	now := o.now()
+	lg := o.log()
+	if d.Disabled != "" {
+		fmt.Fprintf(o.Stdout, "Auto-retry is disabled: %s.\n", d.Disabled)
+		if len(d.WouldQualify) > 0 {
+			fmt.Fprintf(o.Stdout, "%d issue(s) would otherwise be retried:\n", len(d.WouldQualify))
+			for _, is := range d.WouldQualify {
+				fmt.Fprintf(o.Stdout, "  - %s: %s\n", is.ID, is.Summary())
+			}
+		}
+		return nil
+	}
+	if len(d.Exhausted) > 0 {
+		ex := templates.Exhausted{Dir: o.Dir}
+		for _, is := range d.Exhausted {
+			ex.Issues = append(ex.Issues, o.tmplIssue(is))
+		}
+		if err := o.render("exhausted", ex); err != nil {
+			return err
+		}
+		for _, is := range d.Exhausted {
+			if err := o.render("escalation", templates.Escalation{Issue: o.tmplIssue(is), Reason: "exhausted",
+				Threshold: o.Policy.HaltAfterRepeats, Command: o.invocation()}); err != nil {
+				return err
+			}
+			if err := lg.Record(Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: "max_retries_exceeded",
+				TotalAttempts: is.RetryCount}); err != nil {
+				return err
+			}
+		}
+	}
+	if d.CapReached {
+		if err := lg.Record(Event{Time: now, Event: EvCapReached, RunID: st.RunID, Reason: "global_cap"}); err != nil {
+			return err
+		}
+		return o.render("cap", templates.Cap{GlobalCap: o.Policy.GlobalCap, TotalAutoRetries: st.TotalAutoRetries})
+	}
+	if len(d.Triggered) == 0 {
+		if len(d.Exhausted) == 0 {
+			fmt.Fprintln(o.Stdout, "No issue needs an auto-retry loop.")
+		}
+		return nil
+	}
+	tr := templates.Triggered{}
+	for _, is := range d.Triggered {
+		ti := o.tmplIssue(is)
+		ti.RetryCount++ // the attempt about to run
+		ti.Status = issuequeue.StatusInProgress
+		tr.Issues = append(tr.Issues, ti)
+		if err := lg.Record(Event{Time: now, Event: EvTriggered, IssueID: is.ID, RunID: st.RunID, Attempt: is.RetryCount + 1}); err != nil {
+			return err
+		}
+	}
+	return o.render("triggered", tr)
+}
+
+// FailReport is the result of Fail, for --json.
+type FailReport struct {
+	ID          string `json:"id"`
+	Signature   string `json:"signature"`
+	RepeatCount int    `json:"signature_repeat_count"`
+	Threshold   int    `json:"halt_after_repeats"`
+	Halted      bool   `json:"halted"`
+	Attempt     int    `json:"attempt"`
+	Status      string `json:"status"`
+}
+
+// Fail records a failure of issue id (SPEC §5 "Recording failures").
+func (o *Orchestrator) Fail(ctx context.Context, id string, output []byte, failType string) (FailReport, error) {
+	rep := FailReport{ID: id, Threshold: o.Policy.HaltAfterRepeats}
+	sig, err := o.Signature(output)
+	if err != nil {
+		return rep, err
+	}
+	rep.Signature = sig
+	now := o.now()
+	err = o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		is := q.Issue(id)
+		if is == nil {
+			return issuequeue.Change{}, &issuequeue.NotFoundError{File: q.Name(), Key: id}
+		}
+		d := DecideFail(is, Failure{Type: failType, Output: output, Signature: sig, Time: now}, o.Policy)
+		rep.RepeatCount, rep.Halted, rep.Attempt = d.RepeatCount, d.Halted, d.Attempt
+		rep.Status = issuequeue.StatusPending
+		if d.Halted {
+			rep.Status = issuequeue.StatusEscalated
+		}
+		after := func() error {
+			lg := o.log()
+			if err := lg.Record(Event{Time: now, Event: EvAttempt, IssueID: id, RunID: st.RunID, Attempt: d.Attempt, Status: "failed",
+				FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error}); err != nil {
+				return err
+			}
+			fmt.Fprintf(o.Stdout, "%s %s: signature %s, repeat %d/%d\n", id, failType, sig, d.RepeatCount, o.Policy.HaltAfterRepeats)
+			if !d.Halted {
+				return nil
+			}
+			if err := lg.Record(Event{Time: now, Event: EvEscalated, IssueID: id, RunID: st.RunID, Reason: "same_failure_repeated",
+				Signature: sig, RepeatCount: d.RepeatCount}); err != nil {
+				return err
+			}
+			ti := o.tmplIssue(is)
+			ti.Signature, ti.RepeatCount, ti.Status = sig, d.RepeatCount, issuequeue.StatusEscalated
+			ti.FailureDetails = string(output)
+			if tail, _, _ := Tail(output, DetailsMaxLines, DetailsMaxBytes); len(tail) < len(output) {
+				ti.FailureDetails = string(tail)
+			}
+			return o.render("halted", templates.Halted{Issue: ti, Threshold: o.Policy.HaltAfterRepeats, Command: o.invocation()})
+		}
+		return issuequeue.Change{Queue: d.Edits, After: after}, nil
+	})
+	return rep, err
+}
+
+// Resolve marks issue id resolved, with the SUCCEEDED banner if it took retries.
+func (o *Orchestrator) Resolve(ctx context.Context, id string) error {
+	now := o.now()
+	return o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		is := q.Issue(id)
+		if is == nil {
+			return issuequeue.Change{}, &issuequeue.NotFoundError{File: q.Name(), Key: id}
+		}
+		after := func() error {
+			if err := o.log().Record(Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: issuequeue.StatusResolved,
+				TotalAttempts: is.RetryCount + 1}); err != nil {
+				return err
+			}
+			if is.RetryCount > 0 {
+				ti := o.tmplIssue(is)
+				ti.Status = issuequeue.StatusResolved
+				return o.render("succeeded", templates.Succeeded{Issue: ti})
+			}
+			fmt.Fprintf(o.Stdout, "%s resolved\n", id)
+			return nil
+		}
+		return issuequeue.Change{Queue: []issuequeue.Edit{issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusResolved)}, After: after}, nil
+	})
+}

@@ -1,0 +1,534 @@
+package procgroup
+
+import (
+	"context"
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxRounds bounds the scan-signal-reap rounds of one cleanup, so that a
+// fork loop cannot keep Run busy forever.
+const maxRounds = 100
+
+// Run runs s.Command and returns when the shell has exited and been reaped,
+// every process it started that Run could identify has exited and been
+// reaped, and the output has been read to its end (or Spec.Drain ran out).
+//
+// The error reports what went wrong around the command rather than the
+// command's own failure, which is in the Result: the command could not be
+// started (ExitCode is then -1), the output or log could not be written, or
+// processes survived SIGKILL. When the command ran, the Result describes it
+// even if the error is not nil. A context cancelled before the start returns
+// its error and starts nothing.
+func Run(ctx context.Context, s Spec) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{ExitCode: -1}, err
+	}
+	if err := enableSubreaper(); err != nil {
+		return Result{ExitCode: -1}, fmt.Errorf("becoming a child subreaper: %w", err)
+	}
+	grace := s.Grace
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	drain := s.Drain
+	if drain <= 0 {
+		drain = DefaultDrain
+	}
+	env := s.Env
+	if env == nil {
+		env = os.Environ()
+	}
+	token := newToken()
+	defer releaseToken(token)
+
+	var log *logFile
+	if s.LogPath != "" {
+		var err error
+		if log, err = createLogFile(s.LogPath, s.LogLimit); err != nil {
+			return Result{ExitCode: -1}, fmt.Errorf("creating log: %w", err)
+		}
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		closeLog(log)
+		return Result{ExitCode: -1}, fmt.Errorf("creating output pipe: %w", err)
+	}
+	stdin, err := os.Open(os.DevNull)
+	if err != nil {
+		pr.Close()
+		pw.Close()
+		closeLog(log)
+		return Result{ExitCode: -1}, fmt.Errorf("opening stdin: %w", err)
+	}
+	cmd := &exec.Cmd{
+		Path:        "/bin/sh",
+		Args:        []string{"sh", "-c", s.Command},
+		Dir:         s.Dir,
+		Env:         withMarker(env, token),
+		Stdin:       stdin,
+		Stdout:      pw,
+		Stderr:      pw,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	start := time.Now()
+	err = cmd.Start()
+	pw.Close()
+	stdin.Close()
+	if err != nil {
+		pr.Close()
+		closeLog(log)
+		return Result{ExitCode: -1}, fmt.Errorf("starting command: %w", err)
+	}
+
+	c := &collector{out: s.Output, tail: newRing(s.Tail), log: log}
+	readDone := make(chan struct{})
+	go func() {
+		c.copyFrom(pr)
+		close(readDone)
+	}()
+	// The leader is reaped only at the very end: until then its pid, which
+	// is also the group's id, cannot be reused, so signalling the group
+	// cannot hit another one.
+	exited := make(chan struct{})
+	go func() {
+		waitExited(cmd.Process.Pid)
+		close(exited)
+	}()
+
+	g := newGroup(cmd.Process.Pid, func(markers []string) bool {
+		return slices.Contains(markers, token)
+	})
+	var res Result
+	var errs []error
+	var timeout <-chan time.Time
+	if s.Timeout > 0 {
+		t := time.NewTimer(s.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case <-exited:
+	case <-timeout:
+		res.TimedOut = true
+	case <-ctx.Done():
+		res.Canceled = true
+	}
+	select {
+	case <-exited:
+		// It ended on its own at the same moment.
+		res.TimedOut, res.Canceled = false, false
+	default:
+	}
+	var deadline time.Time
+	if res.TimedOut || res.Canceled {
+		deadline = time.Now().Add(grace)
+		procs, err := g.scan()
+		errs = append(errs, err)
+		g.terminate(procs)
+		t := time.NewTimer(grace)
+		select {
+		case <-exited:
+		case <-t.C:
+			errs = append(errs, g.signalAll(unix.SIGKILL))
+			<-exited
+		}
+		t.Stop()
+	}
+	errs = append(errs, g.settle(deadline, grace), g.kill())
+
+	werr := cmd.Wait()
+	var exitErr *exec.ExitError
+	if werr != nil && !errors.As(werr, &exitErr) {
+		errs = append(errs, fmt.Errorf("waiting for command: %w", werr))
+	}
+	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
+
+	t := time.NewTimer(drain)
+	select {
+	case <-readDone:
+	case <-t.C:
+		res.DrainTimedOut = true
+		pr.SetReadDeadline(time.Now())
+		<-readDone
+	}
+	t.Stop()
+	pr.Close()
+
+	res.Tail = c.tail.Bytes()
+	res.OutputBytes = c.n
+	if c.readErr != nil {
+		errs = append(errs, fmt.Errorf("reading output: %w", c.readErr))
+	}
+	if c.outErr != nil {
+		errs = append(errs, fmt.Errorf("writing output: %w", c.outErr))
+	}
+	if c.logErr != nil {
+		errs = append(errs, fmt.Errorf("writing log: %w", c.logErr))
+	}
+	if log != nil {
+		if err := log.Close(); err != nil && c.logErr == nil {
+			errs = append(errs, fmt.Errorf("writing log: %w", err))
+		}
+	}
+	res.Duration = time.Since(start)
+	return res, errors.Join(errs...)
+}
+
+// exitStatus maps a shell's end to an exit code the way shells report their
+// children's: 128+N and the signal's name when killed by signal N.
+func exitStatus(ps *os.ProcessState) (code int, signal string) {
+	if ps == nil {
+		return -1, ""
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal()), unix.SignalName(ws.Signal())
+	}
+	return ps.ExitCode(), ""
+}
+
+func closeLog(l *logFile) {
+	if l != nil {
+		l.f.Close()
+	}
+}
+
+// Sweep kills with SIGKILL, and reaps, every process left by a finished Run
+// of this process that is still running, such as processes that survived
+// Run's own cleanup. Processes of Runs still in progress are not touched.
+// It is meant for the exit paths of a program; Run already cleans up after
+// itself.
+func Sweep() error {
+	prefix := processPrefix() + "."
+	g := newGroup(0, func(markers []string) bool {
+		mine := false
+		for _, m := range markers {
+			if strings.HasPrefix(m, prefix) {
+				if tokenActive(m) {
+					return false
+				}
+				mine = true
+			}
+		}
+		return mine
+	})
+	return g.kill()
+}
+
+var subreaper struct {
+	once sync.Once
+	err  error
+}
+
+func enableSubreaper() error {
+	subreaper.once.Do(func() {
+		subreaper.err = unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
+	})
+	return subreaper.err
+}
+
+var tokens struct {
+	once   sync.Once
+	prefix string
+	mu     sync.Mutex
+	seq    uint64
+	active map[string]bool
+}
+
+// processPrefix is random per process, so that tokens of this process never
+// match those of another, including an enclosing one.
+func processPrefix() string {
+	tokens.once.Do(func() {
+		tokens.prefix = rand.Text()
+		tokens.active = make(map[string]bool)
+	})
+	return tokens.prefix
+}
+
+func newToken() string {
+	prefix := processPrefix()
+	tokens.mu.Lock()
+	defer tokens.mu.Unlock()
+	tokens.seq++
+	t := prefix + "." + strconv.FormatUint(tokens.seq, 10)
+	tokens.active[t] = true
+	return t
+}
+
+func releaseToken(t string) {
+	tokens.mu.Lock()
+	defer tokens.mu.Unlock()
+	delete(tokens.active, t)
+}
+
+func tokenActive(t string) bool {
+	tokens.mu.Lock()
+	defer tokens.mu.Unlock()
+	return tokens.active[t]
+}
+
+// withMarker returns env with MarkerEnv set to the inherited value, if any,
+// followed by token.
+func withMarker(env []string, token string) []string {
+	out := make([]string, 0, len(env)+1)
+	val := token
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, MarkerEnv+"="); ok {
+			val = token
+			if v != "" {
+				val = v + ":" + token
+			}
+			continue
+		}
+		out = append(out, kv)
+	}
+	return append(out, MarkerEnv+"="+val)
+}
+
+// collector fans the output out to the live writer, the tail and the log.
+type collector struct {
+	out     io.Writer
+	tail    *ring
+	log     *logFile
+	n       int64
+	readErr error
+	outErr  error
+	logErr  error
+}
+
+func (c *collector) copyFrom(r io.Reader) {
+	buf := make([]byte, 32<<10)
+	for {
+		n, err := r.Read(buf)
+		if n > 0 {
+			c.write(buf[:n])
+		}
+		if err != nil {
+			if err != io.EOF && !errors.Is(err, os.ErrDeadlineExceeded) {
+				c.readErr = err
+			}
+			return
+		}
+	}
+}
+
+func (c *collector) write(p []byte) {
+	c.n += int64(len(p))
+	if c.out != nil && c.outErr == nil {
+		if _, err := c.out.Write(p); err != nil {
+			c.outErr = err
+		}
+	}
+	c.tail.Write(p)
+	if c.log != nil && c.logErr == nil {
+		if _, err := c.log.Write(p); err != nil {
+			c.logErr = err
+		}
+	}
+}
+
+// group finds and stops the processes of one Run: the members of the
+// leader's process group and the descendants of this process that carry
+// the Run's marker, with everything below them.
+type group struct {
+	self   int
+	leader int // pid and process group id of the shell; 0 for Sweep
+	owns   func(markers []string) bool
+	// known holds every process found to belong to the group, so that it is
+	// still recognised as a zombie, when its environment can no longer be
+	// read.
+	known       map[ident]bool
+	termed      map[ident]bool
+	groupTermed bool
+}
+
+func newGroup(leader int, owns func([]string) bool) *group {
+	return &group{
+		self:   os.Getpid(),
+		leader: leader,
+		owns:   owns,
+		known:  make(map[ident]bool),
+		termed: make(map[ident]bool),
+	}
+}
+
+// scan returns the group's processes other than the leader, live and
+// zombie, parents before children.
+func (g *group) scan() ([]proc, error) {
+	children, err := readProcs()
+	if err != nil {
+		return nil, fmt.Errorf("listing processes: %w", err)
+	}
+	var ours []proc
+	var queue []int
+	for _, c := range children[g.self] {
+		switch {
+		case c.pid == g.leader:
+			queue = append(queue, c.pid)
+		case g.known[c.ident()],
+			g.leader != 0 && c.pgid == g.leader,
+			!c.zombie() && g.owns(readMarkers(c.pid)):
+			ours = append(ours, c)
+			queue = append(queue, c.pid)
+		}
+	}
+	seen := map[int]bool{g.self: true}
+	for _, pid := range queue {
+		seen[pid] = true
+	}
+	for i := 0; i < len(queue); i++ {
+		for _, c := range children[queue[i]] {
+			if seen[c.pid] {
+				continue
+			}
+			seen[c.pid] = true
+			ours = append(ours, c)
+			queue = append(queue, c.pid)
+		}
+	}
+	for _, p := range ours {
+		g.known[p.ident()] = true
+	}
+	return ours, nil
+}
+
+// terminate sends SIGTERM, then SIGCONT so that stopped processes act on
+// it, to the process group the first time and to each process of procs
+// that has not had it yet.
+func (g *group) terminate(procs []proc) {
+	viaGroup := false
+	if g.leader != 0 && !g.groupTermed {
+		unix.Kill(-g.leader, unix.SIGTERM)
+		unix.Kill(-g.leader, unix.SIGCONT)
+		g.groupTermed, viaGroup = true, true
+	}
+	for _, p := range procs {
+		if p.zombie() || g.termed[p.ident()] {
+			continue
+		}
+		g.termed[p.ident()] = true
+		if viaGroup && p.pgid == g.leader {
+			continue
+		}
+		signalProc(p, unix.SIGTERM)
+		signalProc(p, unix.SIGCONT)
+	}
+}
+
+// signalAll sends sig to the process group and to every process found.
+func (g *group) signalAll(sig unix.Signal) error {
+	if g.leader != 0 {
+		unix.Kill(-g.leader, sig)
+	}
+	procs, err := g.scan()
+	for _, p := range procs {
+		if !p.zombie() {
+			signalProc(p, sig)
+		}
+	}
+	return err
+}
+
+// settle waits until the group has no live process left or deadline has
+// passed. Processes found alive that have not had SIGTERM get it; if
+// deadline is zero, it is set to grace from the first time one is found.
+func (g *group) settle(deadline time.Time, grace time.Duration) error {
+	for range maxRounds {
+		procs, err := g.scan()
+		if err != nil {
+			return err
+		}
+		live := slices.DeleteFunc(procs, proc.zombie)
+		if len(live) == 0 {
+			return nil
+		}
+		if deadline.IsZero() {
+			deadline = time.Now().Add(grace)
+		}
+		g.terminate(live)
+		if !waitAnyExit(live, deadline) {
+			return nil
+		}
+	}
+	return nil
+}
+
+// kill sends SIGKILL to the group and reaps what becomes a child of this
+// process, in rounds, until a scan finds nothing: descendants of a killed
+// process are re-parented to this process only once it has died.
+func (g *group) kill() error {
+	var procs []proc
+	for range maxRounds {
+		if g.leader != 0 {
+			unix.Kill(-g.leader, unix.SIGKILL)
+		}
+		var err error
+		if procs, err = g.scan(); err != nil {
+			return err
+		}
+		if len(procs) == 0 {
+			return nil
+		}
+		for _, p := range procs {
+			if !p.zombie() {
+				signalProc(p, unix.SIGKILL)
+			}
+		}
+		for _, p := range procs {
+			if p.ppid == g.self {
+				reap(p.pid)
+			}
+		}
+	}
+	return fmt.Errorf("%d processes still running after %d rounds of SIGKILL", len(procs), maxRounds)
+}
+
+// waitAnyExit blocks until one of procs exits or deadline passes, and
+// reports whether waiting is worth repeating: false once deadline has
+// passed, or when pidfds are not supported.
+func waitAnyExit(procs []proc, deadline time.Time) bool {
+	const maxFds = 256
+	fds := make([]unix.PollFd, 0, min(len(procs), maxFds))
+	defer func() {
+		for _, p := range fds {
+			unix.Close(int(p.Fd))
+		}
+	}()
+	for _, p := range procs {
+		if len(fds) == maxFds {
+			break
+		}
+		fd, ok := openPidfd(p)
+		if !ok {
+			return false
+		}
+		if fd < 0 {
+			return time.Now().Before(deadline) // gone already: look again
+		}
+		fds = append(fds, unix.PollFd{Fd: int32(fd), Events: unix.POLLIN})
+	}
+	for {
+		wait := time.Until(deadline)
+		if wait <= 0 {
+			return false
+		}
+		ms := int((wait + time.Millisecond - 1) / time.Millisecond)
+		n, err := unix.Poll(fds, ms)
+		if err == unix.EINTR {
+			continue
+		}
+		return err == nil && n > 0
+	}
+}

@@ -1,0 +1,181 @@
+package orchestrator
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/templates"
+)
+
+// The human responses of seed 000: retry, skip, fix and (in the runner) abort.
+
+// Retry gives an issue a fresh start: Retry-Count 0, not halted, repeat
+// count 0, pending.
+func (o *Orchestrator) Retry(ctx context.Context, id string) error {
+	return o.respond(ctx, id, "retry", "", func(is *issuequeue.Issue) []issuequeue.Edit {
+		return []issuequeue.Edit{
+			issuequeue.SetField(id, issuequeue.FieldRetryCount, "0"),
+			issuequeue.SetField(id, issuequeue.FieldHalted, "false"),
+			issuequeue.SetField(id, issuequeue.FieldSignatureRepeatCount, "0"),
+			issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusPending),
+		}
+	}, "%s will be retried from attempt 1\n")
+}
+
+// Skip marks an issue skipped.
+func (o *Orchestrator) Skip(ctx context.Context, id, reason string) error {
+	return o.respond(ctx, id, "skip", reason, func(is *issuequeue.Issue) []issuequeue.Edit {
+		return []issuequeue.Edit{issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusSkipped)}
+	}, "%s skipped\n")
+}
+
+// Fix stores a person's instruction for the retry context and then retries
+// the issue, as seed 000's "fix: <instruction>" does.
+func (o *Orchestrator) Fix(ctx context.Context, id, instruction string) error {
+	instruction = strings.TrimSpace(instruction)
+	if instruction == "" {
+		return fmt.Errorf("the fix instruction is empty")
+	}
+	return o.respond(ctx, id, "fix", instruction, func(is *issuequeue.Issue) []issuequeue.Edit {
+		return []issuequeue.Edit{
+			issuequeue.SetSection(id, issuequeue.SectionFixInstruction, instruction),
+			issuequeue.SetField(id, issuequeue.FieldRetryCount, "0"),
+			issuequeue.SetField(id, issuequeue.FieldHalted, "false"),
+			issuequeue.SetField(id, issuequeue.FieldSignatureRepeatCount, "0"),
+			issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusPending),
+		}
+	}, "%s will be retried with your instruction as high-priority guidance\n")
+}
+
+func (o *Orchestrator) respond(ctx context.Context, id, response, detail string, edits func(*issuequeue.Issue) []issuequeue.Edit, done string) error {
+	now := o.now()
+	return o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		is := q.Issue(id)
+		if is == nil {
+			return issuequeue.Change{}, &issuequeue.NotFoundError{File: q.Name(), Key: id}
+		}
+		after := func() error {
+			lg := o.log()
+			if err := lg.Record(Event{Time: now, Event: EvUserResponse, IssueID: id, RunID: st.RunID, Response: response, Reason: detail}); err != nil {
+				return err
+			}
+			if response == "skip" {
+				if err := lg.Record(Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: issuequeue.StatusSkipped,
+					TotalAttempts: is.RetryCount}); err != nil {
+					return err
+				}
+			}
+			fmt.Fprintf(o.Stdout, done, id)
+			return nil
+		}
+		return issuequeue.Change{Queue: edits(is), After: after}, nil
+	})
+}
+
+// NewIssue describes an issue for Add.
+type NewIssue struct {
+	Summary    string
+	Type       string
+	Priority   string
+	AutoRetry  bool
+	Blocking   bool
+	MaxRetries int // < 0: the per-type default
+	Verify     string
+	Details    []byte
+	Category   string
+	Source     string
+}
+
+// Add appends a new issue and returns its ID.
+func (o *Orchestrator) Add(ctx context.Context, n NewIssue) (string, error) {
+	if strings.TrimSpace(n.Summary) == "" {
+		return "", fmt.Errorf("the summary is empty")
+	}
+	if n.Type == "" {
+		n.Type = "bug"
+	}
+	if n.Priority == "" {
+		n.Priority = "medium"
+	}
+	if n.Source == "" {
+		n.Source = "user"
+	}
+	now := o.now()
+	var id string
+	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		id = q.NextID(now)
+		if arch, err := os.ReadFile(o.paths().Archive()); err == nil {
+			// IDs moved to the archive stay used.
+			if aid := issuequeue.ParseQueue(o.paths().Archive(), arch).NextID(now); aid > id {
+				id = aid
+			}
+		}
+		maxRetries := n.MaxRetries
+		if maxRetries < 0 {
+			maxRetries = o.Policy.MaxRetriesFor(&issuequeue.Issue{Type: n.Type})
+		}
+		details := ""
+		if len(bytes.TrimSpace(n.Details)) > 0 {
+			details = FailureDetails(n.Details)
+		}
+		data := templates.NewIssue{
+			ID: id, Type: issuequeue.EscapeCell(n.Type), Priority: issuequeue.EscapeCell(n.Priority), Status: issuequeue.StatusPending,
+			Source: issuequeue.EscapeCell(n.Source), Category: issuequeue.EscapeCell(n.Category), Created: now.Format(time.RFC3339),
+			AutoRetry: strconv.FormatBool(n.AutoRetry), RetryCount: "0", MaxRetries: strconv.Itoa(maxRetries),
+			PreviousSignatures: "[]", SignatureRepeatCount: "0", Halted: "false", Blocking: strconv.FormatBool(n.Blocking),
+			Verify: issuequeue.EscapeCell(n.Verify), Summary: oneLine(n.Summary), Details: details,
+		}
+		var b bytes.Buffer
+		if err := o.Templates.Render(&b, "issue", data); err != nil {
+			return issuequeue.Change{}, err
+		}
+		// The new issue must read back as exactly what was asked for.
+		check := issuequeue.ParseQueue("new issue", b.Bytes())
+		if err := check.Err(); err != nil || len(check.Issues) != 1 || check.Issues[0].ID != id {
+			return issuequeue.Change{}, fmt.Errorf("the issue template renders an invalid issue: %v", err)
+		}
+		return issuequeue.Change{Queue: []issuequeue.Edit{issuequeue.AppendIssue(id, b.String())}}, nil
+	})
+	return id, err
+}
+
+func oneLine(s string) string {
+	return strings.Join(strings.Fields(s), " ")
+}
+
+// Archive moves resolved and skipped issues created (or, lacking Created,
+// found) before now-olderThan to issue_archive.md, and returns their IDs.
+func (o *Orchestrator) Archive(ctx context.Context, olderThan time.Duration) ([]string, error) {
+	now := o.now()
+	var moved []string
+	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		var edits []issuequeue.Edit
+		var blocks []string
+		for _, is := range q.Issues {
+			if is.Status != issuequeue.StatusResolved && is.Status != issuequeue.StatusSkipped {
+				continue
+			}
+			if !is.Created.IsZero() && now.Sub(is.Created) < olderThan {
+				continue
+			}
+			moved = append(moved, is.ID)
+			edits = append(edits, issuequeue.RemoveIssue(is.ID))
+			blocks = append(blocks, string(q.IssueSource(is.ID)))
+		}
+		if len(moved) == 0 {
+			return issuequeue.Change{}, nil
+		}
+		// The archive is written first, so that an issue is never in neither file.
+		if err := o.paths().AppendToArchive(moved, blocks); err != nil {
+			return issuequeue.Change{}, err
+		}
+		return issuequeue.Change{Queue: edits}, nil
+	})
+	return moved, err
+}

@@ -1,0 +1,111 @@
+package orchestrator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"strconv"
+	"time"
+
+	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/statefile"
+	"github.com/autoretry/orchestrator/templates"
+)
+
+// Tiers configures how retries escalate (seed 004): the first SameAgent
+// attempts reuse the agent with accumulated context, the next FreshAgent
+// start a fresh agent, and later ones escalate the model.
+type Tiers struct {
+	SameAgent, FreshAgent  int
+	Model, EscalationModel string
+}
+
+// Retry tiers, as given to the loop in ORCHESTRATOR_RETRY_TIER.
+const (
+	TierSameAgent     = "same_agent"
+	TierFreshAgent    = "fresh_agent"
+	TierEscalateModel = "escalate_model"
+)
+
+// Tier returns the tier and model for a retry attempt (1 for the first retry).
+func (t Tiers) Tier(attempt int) (tier, model string) {
+	switch {
+	case attempt <= t.SameAgent:
+		return TierSameAgent, t.Model
+	case attempt <= t.SameAgent+t.FreshAgent:
+		return TierFreshAgent, t.Model
+	}
+	if t.EscalationModel != "" {
+		return TierEscalateModel, t.EscalationModel
+	}
+	return TierEscalateModel, t.Model
+}
+
+// NewRunID returns a run id: the start time and the process id.
+func NewRunID(now time.Time, pid int) string {
+	return now.UTC().Format("20060102T150405Z") + "-" + strconv.Itoa(pid)
+}
+
+// Begin opens a run for an external driver (SPEC §4): it resets the
+// Auto-Retry State counters and the Run section, and keeps the circuit
+// breaker and auto_retry_enabled. It fails with a *statefile.BusyError while
+// an "orchestrator run" holds the run lock.
+func (o *Orchestrator) Begin(ctx context.Context) (string, error) {
+	lk, err := statefile.TryRunLock(o.Dir, statefile.Owner{Command: "begin"})
+	if err != nil {
+		var nf *os.PathError
+		if errors.As(err, &nf) {
+			return "", &issuequeue.NoStateDirError{Dir: o.Dir}
+		}
+		return "", err
+	}
+	defer lk.Unlock()
+	now := o.now()
+	id := NewRunID(now, os.Getpid())
+	err = o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		return issuequeue.Change{State: ResetRun(id, now), After: func() error {
+			return o.log().Record(Event{Time: now, Event: EvRunStarted, RunID: id, Reason: "begin"})
+		}}, nil
+	})
+	return id, err
+}
+
+// ResetRun returns the session state edits that start run id at now.
+func ResetRun(id string, now time.Time) []issuequeue.Edit {
+	const ar, run = issuequeue.SectionAutoRetry, issuequeue.SectionRun
+	return []issuequeue.Edit{
+		issuequeue.SetField(ar, issuequeue.StateTotalAutoRetries, "0"),
+		issuequeue.SetField(ar, issuequeue.StateLastRetryReason, issuequeue.Null),
+		issuequeue.SetField(run, issuequeue.StateRunID, id),
+		issuequeue.SetField(run, issuequeue.StateStartedAt, issuequeue.FormatTime(now)),
+		issuequeue.SetField(run, issuequeue.StateFinishedAt, issuequeue.Null),
+		issuequeue.SetField(run, issuequeue.StateLoops, "0"),
+		issuequeue.SetField(run, issuequeue.StateOutcome, "running"),
+	}
+}
+
+// RetryContext renders the retry context (seed 000) for the given issues, as
+// an auto-retry loop receives it.
+func (o *Orchestrator) RetryContext(q *issuequeue.Queue, ids []string, tiers Tiers) ([]byte, error) {
+	data := templates.RetryContext{}
+	attempt := 0
+	for _, id := range ids {
+		is := q.Issue(id)
+		if is == nil {
+			return nil, &issuequeue.NotFoundError{File: q.Name(), Key: id}
+		}
+		ti := o.tmplIssue(is)
+		if is.Status != issuequeue.StatusInProgress {
+			ti.RetryCount++ // shown ahead of the check: the attempt that would run next
+		}
+		attempt = max(attempt, ti.RetryCount)
+		data.Issues = append(data.Issues, ti)
+	}
+	data.Tier, data.Model = tiers.Tier(attempt)
+	var b bytes.Buffer
+	if err := o.Templates.Render(&b, "retry_context", data); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}

@@ -1,0 +1,2 @@
+// Package signature computes failure signatures: SHA-256 hashes of command output.
+package signature

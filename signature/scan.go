@@ -1,0 +1,851 @@
+package signature
+
+import "bytes"
+
+// Byte classes of the scanner. Bytes of class 0 never start a rule and are
+// copied as they are.
+const (
+	cDigit   = 1 << iota // 0-9
+	cHex                 // a-f, A-F
+	cAlpha               // other ASCII letters, and '_'
+	cSpace               // ' ', '\t'
+	cSpecial             // '/', ':', '(': temp paths, line numbers, ports
+
+	cWord = cDigit | cHex | cAlpha
+)
+
+var class [256]uint8
+
+// pathChar marks the bytes a temporary path is made of.
+var pathChar [256]bool
+
+func init() {
+	for c := '0'; c <= '9'; c++ {
+		class[c] = cDigit
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		class[c] = cAlpha
+		class[c-'a'+'A'] = cAlpha
+	}
+	for c := 'a'; c <= 'f'; c++ {
+		class[c] = cHex
+		class[c-'a'+'A'] = cHex
+	}
+	class['_'] = cAlpha
+	class[' '], class['\t'] = cSpace, cSpace
+	class['/'], class[':'], class['('] = cSpecial, cSpecial, cSpecial
+
+	for c := range 256 {
+		pathChar[c] = class[c]&cWord != 0 || c >= 0x80
+	}
+	for _, c := range []byte("._-+@%~/#") {
+		pathChar[c] = true
+	}
+}
+
+func isDigit(c byte) bool  { return c-'0' < 10 }
+func isWord(c byte) bool   { return class[c]&cWord != 0 }
+func isLetter(c byte) bool { return (c|0x20)-'a' < 26 }
+func isHex(c byte) bool    { return class[c]&(cDigit|cHex) != 0 }
+func isSpace(c byte) bool  { return c == ' ' || c == '\t' }
+
+// scanner holds the v1 rules: the temporary directories and the extra
+// patterns. It is read-only once compiled.
+type scanner struct {
+	roots     [][]byte  // temporary directories, each ending in '/'
+	rootStart [256]bool // second bytes of roots: a quick test at each '/'
+	extra     []extraPattern
+}
+
+// builtinRoots are temporary directories on Linux and macOS. Go's build
+// directories (go-build…) and test directories (t.TempDir) live in them.
+var builtinRoots = []string{
+	"/tmp/",
+	"/var/tmp/",
+	"/dev/shm/",
+	"/var/folders/",
+	"/private/tmp/",
+	"/private/var/folders/",
+}
+
+func (s *scanner) setTempRoots(tmpdir string) {
+	roots := builtinRoots
+	if t := cleanTempDir(tmpdir); t != "" {
+		covered := false
+		for _, r := range builtinRoots {
+			if len(t) >= len(r) && t[:len(r)] == r {
+				covered = true
+			}
+		}
+		if !covered {
+			roots = append([]string{t}, roots...)
+		}
+	}
+	s.roots = nil
+	for _, r := range roots {
+		s.roots = append(s.roots, []byte(r))
+		s.rootStart[r[1]] = true
+	}
+}
+
+// Placeholders. None of them can be matched by a rule again, which keeps
+// normalization idempotent.
+const (
+	phTS   = "<ts>"
+	phDur  = "<dur>"
+	phUUID = "<uuid>"
+	phHex  = "<hex>"
+	phTmp  = "<tmp>"
+	phLine = "<line>"
+	phN    = "<n>"
+	phPort = "<port>"
+)
+
+// appendLine appends the normalization of one line to out. The line has no
+// newline, carriage return or escape sequence left in it.
+//
+// The scan copies nothing while it walks over text that stays: b[mark:i] is
+// what has been kept since the last replacement, and it is appended in one
+// piece when a replacement (or the end) comes.
+func (s *scanner) appendLine(out, b []byte) []byte {
+	n := len(b)
+	lineStart := len(out)
+	mark := 0
+	// A keyword ("goroutine", "pid", Python's "line") marks the number
+	// after it to be replaced whatever its length.
+	forceAt, forcePH := -1, ""
+	i := 0
+	for i < n {
+		k := class[b[i]]
+		if k == 0 {
+			i++
+			continue
+		}
+		if k&cWord != 0 {
+			j := i + 1
+			f := k
+			for j < n {
+				k2 := class[b[j]]
+				if k2&cWord == 0 {
+					break
+				}
+				f |= k2
+				j++
+			}
+			start, end, ph := i, 0, ""
+			switch {
+			case i == forceAt:
+				end, ph = j, forcePH
+			case f&cDigit == 0:
+				if f&cAlpha == 0 {
+					if j-i == 8 && j < n && b[j] == '-' {
+						if e := uuid(b, i); e > 0 {
+							end, ph = e, phUUID
+						}
+					}
+					if end == 0 && j-i >= 8 {
+						end, ph = j, phHex
+					}
+				} else if w := j - i; w == 3 || w == 4 || w == 6 || w == 9 {
+					if d, p := keyword(b, i, j); d >= 0 {
+						forceAt, forcePH = d, p
+					}
+				}
+			default:
+				prev := byte(0)
+				if i > mark {
+					prev = b[i-1]
+				} else if len(out) > lineStart {
+					prev = out[len(out)-1]
+				}
+				start, end, ph = numeric(b, i, j, f, prev)
+			}
+			if end > 0 {
+				out = append(out, b[mark:start]...)
+				out = append(out, ph...)
+				mark, i = end, end
+			} else {
+				i = j
+			}
+			continue
+		}
+		switch b[i] {
+		case ' ', '\t':
+			j := i + 1
+			for j < n && isSpace(b[j]) {
+				j++
+			}
+			switch {
+			case i == 0 || j == n: // leading or trailing: dropped
+				out = append(out, b[mark:i]...)
+				mark = j
+			case j == i+1 && b[i] == ' ':
+			default:
+				out = append(out, b[mark:i]...)
+				out = append(out, ' ')
+				mark = j
+			}
+			i = j
+		case '/':
+			if i+1 < n && s.rootStart[b[i+1]] {
+				prev := byte(0)
+				if i > mark {
+					prev = b[i-1]
+				} else if len(out) > lineStart {
+					prev = out[len(out)-1]
+				}
+				if !isWord(prev) && prev != '.' && prev != '-' {
+					if e, keep := s.tempPath(b, i); e > 0 {
+						out = append(out, b[mark:i]...)
+						if keep > 0 {
+							out = append(out, phTmp+"/"...)
+							mark, i = keep, keep
+						} else {
+							out = append(out, phTmp...)
+							mark, i = e, e
+						}
+						continue
+					}
+				}
+			}
+			i++
+		case ':':
+			if i+1 < n && isDigit(b[i+1]) {
+				if e, ph := colon(b, i); e > 0 {
+					out = append(out, b[mark:i]...)
+					out = append(out, ph...)
+					mark, i = e, e
+					continue
+				}
+			}
+			i++
+		case '(':
+			if i+1 < n && isDigit(b[i+1]) {
+				if e := parenPosition(b, i); e > 0 {
+					out = append(out, b[mark:i]...)
+					out = append(out, "("+phLine+")"...)
+					mark, i = e, e
+					continue
+				}
+			}
+			i++
+		default:
+			i++
+		}
+	}
+	return append(out, b[mark:]...)
+}
+
+// numeric decides what becomes of the word b[i:j], which holds a digit and
+// whose byte classes are f. It returns the span to replace and its
+// placeholder, or end 0 to keep the word. prev is the byte written before
+// the word.
+func numeric(b []byte, i, j int, f uint8, prev byte) (start, end int, ph string) {
+	n := len(b)
+	w := j - i
+	if isDigit(b[i]) {
+		if j < n && ((w == 4 && (b[j] == '-' || b[j] == '/')) || (w <= 2 && b[j] == ':')) {
+			if e := timestamp(b, i); e > 0 {
+				return i, e, phTS
+			}
+		}
+		if w == 8 && f&cAlpha == 0 && j < n && b[j] == '-' {
+			if e := uuid(b, i); e > 0 {
+				return i, e, phUUID
+			}
+		}
+		if w > 2 && b[i] == '0' && (b[i+1] == 'x' || b[i+1] == 'X') && allHex(b[i+2:j]) {
+			return i, j, phHex
+		}
+		if prev != '.' {
+			if e := duration(b, i); e > 0 {
+				return i, e, phDur
+			}
+		}
+		if f&(cHex|cAlpha) == 0 {
+			if w >= 5 {
+				return i, j, phN
+			}
+			return 0, 0, ""
+		}
+		if f&cAlpha == 0 && w >= 8 {
+			return i, j, phHex
+		}
+		return 0, 0, ""
+	}
+	if f&cAlpha == 0 {
+		if w == 8 && j < n && b[j] == '-' {
+			if e := uuid(b, i); e > 0 {
+				return i, e, phUUID
+			}
+		}
+		if w >= 8 {
+			return i, j, phHex
+		}
+		return 0, 0, ""
+	}
+	// A name with a number at its end (worker12345): the number goes if it
+	// is long and the name holds no other digit.
+	d := j
+	for d > i && isDigit(b[d-1]) {
+		d--
+	}
+	if j-d >= 5 {
+		for _, c := range b[i:d] {
+			if isDigit(c) {
+				return 0, 0, ""
+			}
+		}
+		return d, j, phN
+	}
+	return 0, 0, ""
+}
+
+func allHex(b []byte) bool {
+	for _, c := range b {
+		if !isHex(c) {
+			return false
+		}
+	}
+	return len(b) > 0
+}
+
+// digitsAt reports whether b[i:i+k] are k digits.
+func digitsAt(b []byte, i, k int) bool {
+	if i < 0 || i+k > len(b) {
+		return false
+	}
+	for _, c := range b[i : i+k] {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// skipSpace returns the end of the run of spaces and tabs at b[i:].
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	return i
+}
+
+// timestamp returns the end of a date, a date and time, or a clock time
+// starting at b[i], or 0. Dates are 2006-01-02 or 2006/01/02, followed by
+// "T" or spaces and a clock; clocks are 15:04:05 with an optional fraction
+// (.000 or ,000) and zone (Z, +07:00, -0700, " -0700 MST" and Go's
+// monotonic " m=+0.001").
+func timestamp(b []byte, i int) int {
+	n := len(b)
+	e := 0
+	if digitsAt(b, i, 4) && i+10 <= n && (b[i+4] == '-' || b[i+4] == '/') && b[i+7] == b[i+4] &&
+		digitsAt(b, i+5, 2) && digitsAt(b, i+8, 2) {
+		e = i + 10
+		if e < n && (b[e] == 'T' || isSpace(b[e])) {
+			k := e + 1
+			if b[e] != 'T' {
+				k = skipSpace(b, e)
+			}
+			if c := clock(b, k); c > 0 {
+				e = zone(b, c)
+			}
+		}
+	} else if c := clock(b, i); c > 0 {
+		e = zone(b, c)
+	}
+	if e == 0 || (e < n && isWord(b[e])) {
+		return 0
+	}
+	return e
+}
+
+// clock returns the end of H:MM:SS or HH:MM:SS with an optional fraction
+// at b[i:], or 0.
+func clock(b []byte, i int) int {
+	n := len(b)
+	k := i
+	if digitsAt(b, k, 2) {
+		k += 2
+	} else if digitsAt(b, k, 1) {
+		k++
+	} else {
+		return 0
+	}
+	if k+6 > n || b[k] != ':' || !digitsAt(b, k+1, 2) || b[k+3] != ':' || !digitsAt(b, k+4, 2) {
+		return 0
+	}
+	k += 6
+	if k < n && isDigit(b[k]) {
+		return 0
+	}
+	switch {
+	case k+1 < n && b[k] == '.' && isDigit(b[k+1]):
+		k++
+		for k < n && isDigit(b[k]) {
+			k++
+		}
+	case k+3 < n && b[k] == ',' && digitsAt(b, k+1, 3) && (k+4 == n || !isDigit(b[k+4])):
+		k += 4
+	}
+	return k
+}
+
+// zone returns the end of the time zone and monotonic clock reading that
+// may follow a clock ending at b[k].
+func zone(b []byte, k int) int {
+	n := len(b)
+	if k >= n {
+		return k
+	}
+	switch b[k] {
+	case 'Z':
+		return k + 1
+	case '+', '-':
+		if !digitsAt(b, k+1, 2) {
+			return k
+		}
+		m := k + 3
+		if m+2 < n && b[m] == ':' && digitsAt(b, m+1, 2) {
+			return m + 3
+		}
+		if digitsAt(b, m, 2) {
+			return m + 2
+		}
+		if m < n && isDigit(b[m]) {
+			return k
+		}
+		return m
+	case ' ':
+		// Go's time.Time.String: "-0700 MST m=+0.001234567".
+		if k+6 > n || (b[k+1] != '+' && b[k+1] != '-') || !digitsAt(b, k+2, 4) || (k+6 < n && isWord(b[k+6])) {
+			return k
+		}
+		m := k + 6
+		if m+1 < n && b[m] == ' ' {
+			l := m + 1
+			if b[l] == '+' || b[l] == '-' {
+				l++
+			}
+			s := l
+			for l < n && l-s < 6 && (b[l]-'A' < 26 || isDigit(b[l])) {
+				l++
+			}
+			if l-s >= 2 && (l == n || !isWord(b[l])) {
+				m = l
+			}
+		}
+		if m+4 < n && b[m] == ' ' && b[m+1] == 'm' && b[m+2] == '=' && (b[m+3] == '+' || b[m+3] == '-') && isDigit(b[m+4]) {
+			l := m + 4
+			for l < n && (isDigit(b[l]) || b[l] == '.') {
+				l++
+			}
+			m = l
+		}
+		return m
+	}
+	return k
+}
+
+// uuid returns the end of a UUID (8-4-4-4-12 hexadecimal digits) starting at
+// b[i], or 0.
+func uuid(b []byte, i int) int {
+	const size = 36
+	if i+size > len(b) {
+		return 0
+	}
+	for k, c := range b[i : i+size] {
+		switch k {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return 0
+			}
+		default:
+			if !isHex(c) {
+				return 0
+			}
+		}
+	}
+	if e := i + size; e < len(b) && (isWord(b[e]) || b[e] == '-') {
+		return 0
+	}
+	return i + size
+}
+
+// duration returns the end of a duration starting at b[i], or 0: 0.03s,
+// 12ms, 1.5µs, 1m30s, 2h0m0s, and with a space (jest, mocha) 12 ms, 0.5 s,
+// 3 seconds.
+func duration(b []byte, i int) int {
+	n := len(b)
+	k := i
+	for first := true; ; first = false {
+		s := k
+		for k < n && isDigit(b[k]) {
+			k++
+		}
+		if k == s {
+			return 0
+		}
+		if k+1 < n && b[k] == '.' && isDigit(b[k+1]) {
+			k += 2
+			for k < n && isDigit(b[k]) {
+				k++
+			}
+		}
+		if u, short := unit(b, k); u > 0 {
+			k += u
+			if short && k < n && isDigit(b[k]) {
+				continue
+			}
+			break
+		}
+		if !first {
+			return 0
+		}
+		if ws := skipSpace(b, k); ws > k {
+			if u, _ := unit(b, ws); u > 0 && spacedUnit(b[ws:ws+u]) {
+				k = ws + u
+				break
+			}
+		}
+		return 0
+	}
+	if k < n && isWord(b[k]) {
+		return 0
+	}
+	return k
+}
+
+// unit returns the length of the time unit at b[k:], or 0, and whether it
+// is one of Go's (h, m, s, ms, us, µs, ns), which may be followed by the
+// next part of a compound duration (1m30s).
+func unit(b []byte, k int) (size int, short bool) {
+	n := len(b)
+	l := k
+	if k+1 < n && ((b[k] == 0xc2 && b[k+1] == 0xb5) || (b[k] == 0xce && b[k+1] == 0xbc)) { // µ, μ
+		l = k + 2
+		if l < n && b[l] == 's' && (l+1 == n || !isLetter(b[l+1])) {
+			return l + 1 - k, true
+		}
+		return 0, false
+	}
+	for l < n && isLetter(b[l]) {
+		l++
+	}
+	switch string(b[k:l]) {
+	case "h", "m", "s", "ms", "us", "ns":
+		return l - k, true
+	case "sec", "secs", "second", "seconds", "min", "mins", "minute", "minutes", "hr", "hrs", "hour", "hours":
+		return l - k, false
+	}
+	return 0, false
+}
+
+// spacedUnit reports whether a unit may stand after a space: not "h" and
+// "m", which are too often something else.
+func spacedUnit(u []byte) bool {
+	return string(u) != "h" && string(u) != "m"
+}
+
+// keyword checks the word b[i:j] for "goroutine N", "pid N", Rust's
+// "thread 'name' (N) panicked" and Python's `File "x.py", line N`. It
+// returns where N starts and its placeholder, or -1.
+func keyword(b []byte, i, j int) (int, string) {
+	n := len(b)
+	w := b[i:j]
+	d, ph := -1, phN
+	switch string(w) {
+	case "goroutine", "Goroutine":
+		if d = skipSpace(b, j); d == j {
+			return -1, ""
+		}
+	case "pid", "PID", "Pid":
+		d = j
+		if d < n && (b[d] == '=' || b[d] == ':') {
+			d++
+		}
+		d = skipSpace(b, d)
+		if d == j {
+			return -1, ""
+		}
+	case "thread":
+		k := skipSpace(b, j)
+		if k == j || k >= n || b[k] != '\'' {
+			return -1, ""
+		}
+		q := bytes.IndexByte(b[k+1:], '\'')
+		if q < 0 {
+			return -1, ""
+		}
+		k = skipSpace(b, k+1+q+1)
+		if k >= n || b[k] != '(' {
+			return -1, ""
+		}
+		d = k + 1
+		e := d
+		for e < n && isDigit(b[e]) {
+			e++
+		}
+		if e == d || e >= n || b[e] != ')' {
+			return -1, ""
+		}
+		return d, ph
+	case "line":
+		k := i
+		if k == 0 || !isSpace(b[k-1]) {
+			return -1, ""
+		}
+		for k > 0 && isSpace(b[k-1]) {
+			k--
+		}
+		if k < 2 || b[k-1] != ',' || b[k-2] != '"' {
+			return -1, ""
+		}
+		if d = skipSpace(b, j); d == j {
+			return -1, ""
+		}
+		ph = phLine
+	default:
+		return -1, ""
+	}
+	e := d
+	for e < n && isDigit(b[e]) {
+		e++
+	}
+	if e == d || (e < n && isWord(b[e])) {
+		return -1, ""
+	}
+	return d, ph
+}
+
+// tempPath returns the end of the temporary path starting at b[i] (a '/'),
+// or 0, and where its file name starts if that is kept (0 if not).
+func (s *scanner) tempPath(b []byte, i int) (end, keep int) {
+	n := len(b)
+	for _, r := range s.roots {
+		if !bytes.HasPrefix(b[i:], r) {
+			continue
+		}
+		k := i + len(r)
+		if k >= n || !pathChar[b[k]] {
+			continue
+		}
+		e := k
+		for e < n && pathChar[b[e]] {
+			e++
+		}
+		for e > k && b[e-1] == '.' { // the end of a sentence
+			e--
+		}
+		if e == k {
+			continue
+		}
+		slash := i + bytes.LastIndexByte(b[i:e], '/')
+		if slash > i && fileName(b[slash+1:e]) {
+			return e, slash + 1
+		}
+		return e, 0
+	}
+	return 0, 0
+}
+
+// fileName reports whether the last part of a temporary path names a file
+// worth keeping: name.ext with a short lower-case extension, and not one of
+// the random names of mktemp (tmp.XXXXXXXXXX) or Python (tmpXXXXXXXX.ext).
+func fileName(b []byte) bool {
+	dot := bytes.LastIndexByte(b, '.')
+	if dot <= 0 || bytes.HasPrefix(b, []byte("tmp")) {
+		return false
+	}
+	ext := b[dot+1:]
+	if len(ext) == 0 || len(ext) > 5 || ext[0]-'a' >= 26 {
+		return false
+	}
+	for _, c := range ext {
+		if c-'a' >= 26 && !isDigit(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// colon handles b[c] == ':' followed by a digit: a line number after a file
+// name (x.go:42, x.go:42:17) or a port after a host (127.0.0.1:8080,
+// localhost:8080, [::1]:443, or a bare :8080). It returns the end of the
+// replaced span and its placeholder, or 0.
+func colon(b []byte, c int) (int, string) {
+	n := len(b)
+	d := c + 1
+	e := d
+	for e < n && isDigit(b[e]) {
+		e++
+	}
+	if fileBefore(b, c) {
+		if e+1 < n && b[e] == ':' && isDigit(b[e+1]) {
+			e += 2
+			for e < n && isDigit(b[e]) {
+				e++
+			}
+		}
+		return e, ":" + phLine
+	}
+	if e < n && isWord(b[e]) {
+		return 0, ""
+	}
+	switch hostBefore(b, c) {
+	case hostNamed:
+		if e-d <= 5 {
+			return e, ":" + phPort
+		}
+	case hostBare:
+		if e-d >= 2 && e-d <= 5 {
+			return e, ":" + phPort
+		}
+	}
+	return 0, ""
+}
+
+// fileBefore reports whether b[:c] ends with a file name: name.ext, the
+// extension starting with a letter.
+func fileBefore(b []byte, c int) bool {
+	k := c
+	for k > 0 && isWord(b[k-1]) {
+		k--
+	}
+	if k == c || c-k > 16 || !isLetter(b[k]) || k < 2 || b[k-1] != '.' {
+		return false
+	}
+	p := b[k-2]
+	return !isSpace(p) && p != '.'
+}
+
+const (
+	hostNone = iota
+	hostNamed
+	hostBare
+)
+
+// hostBefore tells what b[:c] ends with: an IPv4 address, localhost or a
+// bracketed IPv6 address (hostNamed), nothing that could be a host
+// (hostBare), or something else.
+func hostBefore(b []byte, c int) int {
+	if c == 0 {
+		return hostBare
+	}
+	switch p := b[c-1]; {
+	case p == ']':
+		k := c - 2
+		for k >= 0 && c-k < 64 && (isHex(b[k]) || b[k] == ':' || b[k] == '.') {
+			k--
+		}
+		if k >= 0 && k < c-2 && b[k] == '[' {
+			return hostNamed
+		}
+	case isDigit(p):
+		k := c
+		for group := 1; ; group++ {
+			s := k
+			for k > 0 && s-k < 3 && isDigit(b[k-1]) {
+				k--
+			}
+			if k == s {
+				return hostNone
+			}
+			if group == 4 {
+				break
+			}
+			if k == 0 || b[k-1] != '.' {
+				return hostNone
+			}
+			k--
+		}
+		if k > 0 && (isWord(b[k-1]) || b[k-1] == '.') {
+			return hostNone
+		}
+		return hostNamed
+	case isLetter(p):
+		k := c
+		for k > 0 && isWord(b[k-1]) {
+			k--
+		}
+		if bytes.EqualFold(b[k:c], []byte("localhost")) && (k == 0 || b[k-1] != '.') {
+			return hostNamed
+		}
+	case isSpace(p), p == '"', p == '\'', p == '(', p == '[', p == '=', p == ',':
+		return hostBare
+	}
+	return hostNone
+}
+
+// parenPosition handles b[c] == '(' followed by a digit after a file name,
+// as TypeScript and MSBuild report positions: "x.ts(3,7): error". It
+// returns the end of the span, or 0. The comma and the colon after it are
+// required, so that a call such as expect(x).toBe(4) is left alone.
+func parenPosition(b []byte, c int) int {
+	if !fileBefore(b, c) {
+		return 0
+	}
+	n := len(b)
+	e := c + 1
+	for e < n && isDigit(b[e]) {
+		e++
+	}
+	if e+1 >= n || b[e] != ',' || !isDigit(b[e+1]) {
+		return 0
+	}
+	e += 2
+	for e < n && isDigit(b[e]) {
+		e++
+	}
+	if e+1 < n && b[e] == ')' && b[e+1] == ':' {
+		return e + 1
+	}
+	return 0
+}
+
+// stripANSI appends b to dst without its terminal escape sequences: CSI
+// (colours, cursor movement), OSC (titles, hyperlinks) and the other
+// ESC-started sequences.
+func stripANSI(dst, b []byte) []byte {
+	for {
+		k := bytes.IndexByte(b, 0x1b)
+		if k < 0 {
+			return append(dst, b...)
+		}
+		dst = append(dst, b[:k]...)
+		b = b[k+1:]
+		if len(b) == 0 {
+			return dst
+		}
+		j := 1
+		switch c := b[0]; {
+		case c == '[': // CSI: parameters and intermediates, then a final byte
+			for j < len(b) && b[j] >= 0x20 && b[j] <= 0x3f {
+				j++
+			}
+			if j < len(b) && b[j] >= 0x40 && b[j] <= 0x7e {
+				j++
+			}
+		case c == ']' || c == 'P' || c == 'X' || c == '^' || c == '_': // OSC, DCS, SOS, PM, APC: a string up to BEL or ST
+			for j < len(b) && b[j] != 0x07 && b[j] != 0x1b {
+				j++
+			}
+			if j < len(b) && b[j] == 0x07 {
+				j++
+			} else if j+1 < len(b) && b[j+1] == '\\' {
+				j += 2
+			}
+		case c >= 0x20 && c <= 0x2f: // nF: intermediates, then a final byte (ESC ( B)
+			for j < len(b) && b[j] >= 0x20 && b[j] <= 0x2f {
+				j++
+			}
+			if j < len(b) && b[j] >= 0x30 && b[j] <= 0x7e {
+				j++
+			}
+		case c >= 0x30 && c <= 0x7e: // two-byte sequences (ESC 7, ESC M)
+		default: // a lone ESC
+			j = 0
+		}
+		b = b[j:]
+	}
+}

@@ -1,0 +1,305 @@
+package signature
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+)
+
+// Rule set names accepted in Options.Rules.
+const (
+	// V1 is the first, and current, normalization rule set.
+	V1 = "v1"
+	// Off turns normalization off: the signature is the SHA-256 of the
+	// output's exact bytes.
+	Off = "off"
+)
+
+// Options selects the rules of a signature.
+type Options struct {
+	// Rules is V1 (also when empty) or Off.
+	Rules string
+
+	// Extra holds Go regular expressions whose matches are replaced by
+	// "<redacted>", line by line, before the built-in rules run. They must
+	// be empty when Rules is Off, and none may match empty text.
+	Extra []string
+
+	// Getenv looks up TMPDIR, whose paths are masked like those under /tmp.
+	// If Getenv is nil, os.Getenv is used.
+	Getenv func(string) string
+}
+
+// Rules computes signatures with one rule set. A *Rules is immutable and
+// safe for concurrent use.
+type Rules struct {
+	off bool
+	sc  scanner
+}
+
+// Compile checks o and returns the rules it describes.
+func Compile(o Options) (*Rules, error) {
+	switch o.Rules {
+	case "", V1:
+	case Off:
+		if len(o.Extra) > 0 {
+			return nil, errors.New("extra patterns need normalization, but the rule set is \"off\"")
+		}
+		return &Rules{off: true}, nil
+	default:
+		return nil, fmt.Errorf("unknown signature rule set %q (known: %q, %q)", o.Rules, V1, Off)
+	}
+	r := &Rules{}
+	for _, p := range o.Extra {
+		re, err := regexp.Compile(p)
+		if err != nil {
+			return nil, fmt.Errorf("extra pattern %q: %w", p, err)
+		}
+		if re.MatchString("") {
+			return nil, fmt.Errorf("extra pattern %q matches empty text", p)
+		}
+		r.sc.extra = append(r.sc.extra, extraPattern{re: re, lit: requiredLiteral(p)})
+	}
+	getenv := o.Getenv
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	r.sc.setTempRoots(getenv("TMPDIR"))
+	return r, nil
+}
+
+// Sum returns the signature of everything read from rd: 64 lowercase
+// hexadecimal digits.
+func (r *Rules) Sum(rd io.Reader) (string, error) {
+	if r.off {
+		return Raw(rd)
+	}
+	p := newPipeHash()
+	st := r.newStream(p.emit)
+	buf := make([]byte, readSize)
+	for {
+		n, err := rd.Read(buf)
+		st.write(buf[:n])
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			p.abort()
+			return "", fmt.Errorf("reading output: %w", err)
+		}
+	}
+	st.close()
+	return p.sum(), nil
+}
+
+// SumBytes returns the signature of b.
+func (r *Rules) SumBytes(b []byte) string {
+	if r.off {
+		s := sha256.Sum256(b)
+		return hex.EncodeToString(s[:])
+	}
+	p := newPipeHash()
+	st := r.newStream(p.emit)
+	st.write(b)
+	st.close()
+	return p.sum()
+}
+
+// Explain writes to w the normalized text of what it reads from rd: the
+// bytes whose SHA-256 is the signature.
+func (r *Rules) Explain(w io.Writer, rd io.Reader) error {
+	if r.off {
+		_, err := io.Copy(w, rd)
+		return err
+	}
+	nw := r.NewWriter(w)
+	buf := make([]byte, readSize)
+	if _, err := io.CopyBuffer(nw, onlyReader{rd}, buf); err != nil {
+		return err
+	}
+	return nw.Close()
+}
+
+// NewWriter returns a writer that normalizes what is written to it, in
+// pieces of any size, and writes the normalized text to w. Close writes the
+// last line, which may lack its newline; it does not close w.
+func (r *Rules) NewWriter(w io.Writer) io.WriteCloser {
+	if r.off {
+		return nopCloser{w}
+	}
+	nw := &writer{}
+	nw.st = r.newStream(func(b []byte) ([]byte, error) {
+		_, err := w.Write(b)
+		return b[:0], err
+	})
+	return nw
+}
+
+// NewDigest returns a Digest that computes the signature of what is
+// written to it.
+func (r *Rules) NewDigest() *Digest {
+	d := &Digest{h: sha256.New()}
+	if !r.off {
+		d.st = r.newStream(func(b []byte) ([]byte, error) {
+			d.h.Write(b)
+			return b[:0], nil
+		})
+	}
+	return d
+}
+
+// A Digest computes a signature of output written to it in pieces of any
+// size, so that a caller can hash a command's output while it copies the
+// output elsewhere (io.MultiWriter). Its memory stays bounded.
+type Digest struct {
+	st     *stream // nil: raw bytes
+	h      hash.Hash
+	closed bool
+}
+
+// Write adds p to the output. It fails only after Close or Sum.
+func (d *Digest) Write(p []byte) (int, error) {
+	if d.closed {
+		return 0, errors.New("signature: write after close")
+	}
+	if d.st == nil {
+		return d.h.Write(p)
+	}
+	d.st.write(p)
+	return len(p), nil
+}
+
+// Close marks the end of the output. Writes after Close fail.
+func (d *Digest) Close() error {
+	if !d.closed {
+		d.closed = true
+		if d.st != nil {
+			d.st.close()
+		}
+	}
+	return nil
+}
+
+// Sum closes the digest and returns the signature: 64 lowercase
+// hexadecimal digits.
+func (d *Digest) Sum() string {
+	d.Close()
+	return hex.EncodeToString(d.h.Sum(nil))
+}
+
+// Raw returns the SHA-256 of the bytes read from rd, as sha256sum prints it.
+func Raw(rd io.Reader) (string, error) {
+	h := sha256.New()
+	buf := make([]byte, readSize)
+	if _, err := io.CopyBuffer(h, onlyReader{rd}, buf); err != nil {
+		return "", fmt.Errorf("reading output: %w", err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// readSize is the size of the buffer output is read with: large enough
+// that system calls cost little, small enough for the memory bar.
+const readSize = 256 << 10
+
+// onlyReader hides a reader's WriterTo, so that io.CopyBuffer uses our
+// buffer instead of the reader's own 32 KiB one.
+type onlyReader struct{ io.Reader }
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+// writer is the io.WriteCloser of NewWriter.
+type writer struct {
+	st     *stream
+	closed bool
+}
+
+func (w *writer) Write(p []byte) (int, error) {
+	if w.closed {
+		return 0, errors.New("signature: write after close")
+	}
+	if w.st.err != nil {
+		return 0, w.st.err
+	}
+	w.st.write(p)
+	if w.st.err != nil {
+		return 0, w.st.err
+	}
+	return len(p), nil
+}
+
+func (w *writer) Close() error {
+	if w.closed {
+		return w.st.err
+	}
+	w.closed = true
+	w.st.close()
+	return w.st.err
+}
+
+// pipeHash hashes normalized output on a second goroutine, so that
+// normalizing and hashing use two cores. Buffers go round between the
+// normalizer (which fills one) and the hasher (which empties the others).
+type pipeHash struct {
+	full chan []byte
+	free chan []byte
+	done chan []byte
+}
+
+const pipeBuffers = 3
+
+func newPipeHash() *pipeHash {
+	p := &pipeHash{
+		full: make(chan []byte, pipeBuffers),
+		free: make(chan []byte, pipeBuffers),
+		done: make(chan []byte, 1),
+	}
+	for range pipeBuffers - 1 {
+		p.free <- make([]byte, 0, outSize)
+	}
+	go func() {
+		h := sha256.New()
+		for b := range p.full {
+			h.Write(b)
+			p.free <- b[:0]
+		}
+		p.done <- h.Sum(nil)
+	}()
+	return p
+}
+
+func (p *pipeHash) emit(b []byte) ([]byte, error) {
+	p.full <- b
+	return <-p.free, nil
+}
+
+func (p *pipeHash) sum() string {
+	close(p.full)
+	return hex.EncodeToString(<-p.done)
+}
+
+func (p *pipeHash) abort() {
+	close(p.full)
+	<-p.done
+}
+
+// cleanTempDir returns the TMPDIR value as a path prefix ending in "/", or
+// "" when it is unset, relative, or the root.
+func cleanTempDir(dir string) string {
+	if dir == "" || !filepath.IsAbs(dir) {
+		return ""
+	}
+	dir = filepath.ToSlash(filepath.Clean(dir))
+	if dir == "/" || bytes.ContainsAny([]byte(dir), " \t") {
+		return ""
+	}
+	return dir + "/"
+}

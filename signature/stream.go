@@ -1,0 +1,162 @@
+package signature
+
+import "bytes"
+
+const (
+	// maxLine is the longest line the rules look at: a line longer than
+	// that (counted after dropping what comes before its last carriage
+	// return) is cut to its first maxLine bytes.
+	maxLine = 64 << 10
+
+	// outSize is the size of the normalized-output buffers; the output is
+	// handed on once a buffer holds flushAt bytes, at a line boundary.
+	outSize = 128 << 10
+	flushAt = 64 << 10
+)
+
+// stream splits output into lines, whatever the pieces it arrives in, and
+// hands the normalized text on in buffers. Complete lines inside a piece are
+// normalized where they lie; only the unfinished line at the end of a piece
+// is copied, and at most maxLine bytes of it are kept.
+type stream struct {
+	sc   *scanner
+	out  []byte
+	emit func([]byte) ([]byte, error) // takes a buffer, returns an empty one
+	err  error                        // first error of emit
+
+	// The unfinished line: the bytes after its last carriage return, and
+	// whether carriage returns followed them (they are dropped if the line
+	// ends there, and start the line afresh if text follows).
+	carry     []byte
+	pendingCR bool
+
+	blank int // blank lines not written yet: dropped if nothing follows
+
+	clean []byte // the current line without ANSI escapes
+}
+
+func (r *Rules) newStream(emit func([]byte) ([]byte, error)) *stream {
+	return &stream{sc: &r.sc, emit: emit, out: make([]byte, 0, outSize)}
+}
+
+func (st *stream) write(p []byte) {
+	for len(p) > 0 {
+		nl := bytes.IndexByte(p, '\n')
+		if nl < 0 {
+			st.appendCarry(p)
+			return
+		}
+		if len(st.carry) == 0 && !st.pendingCR {
+			st.line(p[:nl])
+		} else {
+			st.appendCarry(p[:nl])
+			st.line(st.carry)
+			st.carry = st.carry[:0]
+			st.pendingCR = false
+		}
+		p = p[nl+1:]
+		if len(st.out) >= flushAt {
+			st.flush()
+		}
+	}
+}
+
+// appendCarry adds b, which holds no newline, to the unfinished line.
+func (st *stream) appendCarry(b []byte) {
+	trailingCR := len(b) > 0 && b[len(b)-1] == '\r'
+	body := b
+	for len(body) > 0 && body[len(body)-1] == '\r' {
+		body = body[:len(body)-1]
+	}
+	if len(body) > 0 {
+		if k := bytes.LastIndexByte(body, '\r'); k >= 0 {
+			st.carry = st.carry[:0]
+			body = body[k+1:]
+		} else if st.pendingCR {
+			st.carry = st.carry[:0]
+		}
+		st.pendingCR = false
+		if room := maxLine - len(st.carry); room < len(body) {
+			body = body[:room]
+		}
+		if st.carry == nil {
+			st.carry = make([]byte, 0, min(maxLine, max(len(body), 1024)))
+		}
+		st.carry = append(st.carry, body...)
+	}
+	if trailingCR {
+		st.pendingCR = true
+	}
+}
+
+// line normalizes one line, given without its newline.
+func (st *stream) line(b []byte) {
+	if bytes.IndexByte(b, '\r') >= 0 {
+		for len(b) > 0 && b[len(b)-1] == '\r' {
+			b = b[:len(b)-1]
+		}
+		if k := bytes.LastIndexByte(b, '\r'); k >= 0 {
+			b = b[k+1:]
+		}
+	}
+	if len(b) > maxLine {
+		b = b[:maxLine]
+	}
+	if bytes.IndexByte(b, 0x1b) >= 0 {
+		st.clean = stripANSI(st.clean[:0], b)
+		b = st.clean
+	}
+	if isBlank(b) {
+		st.blank++
+		return
+	}
+	for st.blank > 0 {
+		n := min(st.blank, len(newlines))
+		st.out = append(st.out, newlines[:n]...)
+		st.blank -= n
+		if len(st.out) >= flushAt {
+			st.flush()
+		}
+	}
+	if len(st.sc.extra) > 0 {
+		b = st.sc.redact(b)
+	}
+	st.out = st.sc.appendLine(st.out, b)
+	st.out = append(st.out, '\n')
+}
+
+var newlines = bytes.Repeat([]byte{'\n'}, 4096)
+
+// isBlank reports whether b holds only spaces and tabs: such a line
+// normalizes to nothing.
+func isBlank(b []byte) bool {
+	for _, c := range b {
+		if c != ' ' && c != '\t' {
+			return false
+		}
+	}
+	return true
+}
+
+// close ends the output: an unfinished line counts as a line, blank lines
+// at the end are dropped.
+func (st *stream) close() {
+	if len(st.carry) > 0 || st.pendingCR {
+		st.line(st.carry)
+		st.carry = st.carry[:0]
+		st.pendingCR = false
+	}
+	st.blank = 0
+	st.flush()
+}
+
+func (st *stream) flush() {
+	if len(st.out) == 0 {
+		return
+	}
+	if st.err != nil {
+		st.out = st.out[:0]
+		return
+	}
+	st.out, st.err = st.emit(st.out)
+}

@@ -1,0 +1,510 @@
+package statefile
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrChanged reports that a file changed after it was read and the change
+// could not be re-applied: no rebase function was given, the file was
+// deleted, or it kept changing.
+var ErrChanged = errors.New("changed since it was read")
+
+// UnsafeFileError reports a state file that cannot be replaced safely:
+// a symbolic link, a hard-linked file or not a regular file.
+type UnsafeFileError struct {
+	Path   string
+	Reason string // why, and what to do, e.g. "is a symbolic link: …"
+}
+
+func (e *UnsafeFileError) Error() string { return e.Path + " " + e.Reason }
+
+const (
+	maxRebases = 5
+	tempMarker = ".tmp-"
+	staleAge   = time.Minute
+	newMode    = 0o644
+)
+
+// Test hooks, called at the instants where a concurrent writer matters.
+var (
+	hookBeforeCheck func()           // temp written and synced; before the re-read
+	hookBeforeSwap  func()           // re-read matched; before the swap or create
+	hookAfterSwap   func(tmp string) // swapped; tmp names the displaced file
+)
+
+// Platform operations, replaced in tests to play file systems that lack them.
+var (
+	swapFunc   = swap
+	createFunc = renameNoReplace
+	timeNow    = time.Now
+)
+
+// errUnsupported is returned by swap when the file system cannot exchange.
+var errUnsupported = errors.New("not supported by the file system")
+
+// ReadFile returns the content of the state file at path. Like Replace it
+// refuses symbolic links, hard-linked and non-regular files with an
+// *UnsafeFileError. A missing file yields an error satisfying
+// errors.Is(err, fs.ErrNotExist); an empty one a non-nil empty slice, so the
+// result can be passed to Replace as orig.
+func ReadFile(path string) ([]byte, error) {
+	f, fi, err := openSafe(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := readAll(f, fi.Size())
+	if err != nil {
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return data, nil
+}
+
+// WriteNew creates the file at path with data, durably, and fails with an
+// error satisfying errors.Is(err, fs.ErrExist) if it exists, even if it
+// appears while data is being written.
+func WriteNew(path string, data []byte) error {
+	return Replace(path, nil, data, func([]byte) ([]byte, error) {
+		return nil, &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
+	})
+}
+
+// Replace replaces the content of the file at path with next, following the
+// protocol in the package documentation. The caller holds the write lock,
+// read the file as orig (nil: it did not exist) and computed next from it.
+//
+// If the file no longer holds orig when Replace is about to swap, rebase is
+// called with what it holds now and must return the change re-applied to
+// it, or an error if the change conflicts; Replace then writes rebase's
+// result, or returns its error unchanged having written nothing. A nil
+// rebase makes any change an ErrChanged. Replace writes nothing when the
+// new content equals the file's.
+func Replace(path string, orig, next []byte, rebase func(current []byte) ([]byte, error)) error {
+	if orig != nil && bytes.Equal(orig, next) {
+		return nil
+	}
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("replacing %s: %w", path, err)
+	}
+	defer d.Close()
+	r := &replacer{path: path, dir: dir, name: name, d: d, dirfd: int(d.Fd())}
+	_ = cleanup(dir, name) // best effort: leftovers cost only disk space
+
+	base, want := orig, next
+	for i := 0; ; i++ {
+		changed, cur, err := r.attempt(base, want)
+		if err != nil || !changed {
+			return err
+		}
+		switch {
+		case i == maxRebases:
+			return fmt.Errorf("%s changed %d times while being written: %w", path, i+1, ErrChanged)
+		case cur == nil && base != nil:
+			return fmt.Errorf("%s was deleted while being written: %w", path, ErrChanged)
+		case cur == nil:
+			continue // created and deleted again meanwhile: create it anew
+		case rebase == nil:
+			return fmt.Errorf("%s: %w", path, ErrChanged)
+		}
+		if want, err = rebase(cur); err != nil {
+			return err
+		}
+		if base = cur; bytes.Equal(base, want) {
+			return nil
+		}
+	}
+}
+
+type replacer struct {
+	path, dir, name string
+	d               *os.File
+	dirfd           int
+}
+
+// attempt writes want in place of a file that should hold base (nil: not
+// exist). If the file holds something else, it writes nothing and returns
+// changed with what the file holds (nil: missing).
+func (r *replacer) attempt(base, want []byte) (changed bool, cur []byte, err error) {
+	mode, owner, err := r.targetMode()
+	if err != nil {
+		return false, nil, err
+	}
+	tmp, f, err := r.writeTemp(want, mode, owner)
+	if err != nil {
+		return false, nil, err
+	}
+	tmpPath := filepath.Join(r.dir, tmp)
+	keep := false
+	defer func() {
+		f.Close()
+		if !keep {
+			os.Remove(tmpPath)
+		}
+	}()
+
+	if hookBeforeCheck != nil {
+		hookBeforeCheck()
+	}
+	same, cur, fi, err := r.check(base)
+	if err != nil || !same {
+		return !same, cur, err
+	}
+	if fi != nil && fi.Mode() != mode {
+		if err := f.Chmod(fi.Mode()); err != nil {
+			return false, nil, fmt.Errorf("replacing %s: %w", r.path, err)
+		}
+	}
+	if hookBeforeSwap != nil {
+		hookBeforeSwap()
+	}
+
+	if base == nil {
+		err := createFunc(r.dirfd, tmp, r.name)
+		if errors.Is(err, fs.ErrExist) {
+			_, cur, _, err := r.check(nil)
+			return true, cur, err
+		}
+		if err != nil {
+			return false, nil, fmt.Errorf("creating %s: %w", r.path, err)
+		}
+		keep = true // tmp is the file now
+		return false, nil, r.syncDir()
+	}
+
+	err = swapFunc(r.dirfd, tmp, r.name)
+	if errors.Is(err, errUnsupported) {
+		if err := unix.Renameat(r.dirfd, tmp, r.dirfd, r.name); err != nil {
+			return false, nil, fmt.Errorf("replacing %s: %w", r.path, err)
+		}
+		keep = true
+		return false, nil, r.syncDir()
+	}
+	if err != nil {
+		return false, nil, fmt.Errorf("replacing %s: %w", r.path, err)
+	}
+	// tmp names the displaced file now: it must be the one the change was
+	// based on, or someone saved between the re-read and the swap.
+	if hookAfterSwap != nil {
+		hookAfterSwap(tmpPath)
+	}
+	same, displaced, err := compareFile(tmpPath, base)
+	if err == nil && same {
+		if err := os.Remove(tmpPath); err != nil {
+			return false, nil, fmt.Errorf("replacing %s: %w", r.path, err)
+		}
+		return false, nil, r.syncDir()
+	}
+	keep = true
+	if err := swapFunc(r.dirfd, tmp, r.name); err != nil {
+		saved := r.preserve(tmp)
+		return false, nil, fmt.Errorf("%s: a save raced with this write and putting it back failed (%w): it is in %s", r.path, err, saved)
+	}
+	if err != nil {
+		keep = false
+		return false, nil, fmt.Errorf("checking the replaced %s: %w", r.path, err)
+	}
+	// tmp names our file again; a save into it while it had the name must
+	// not be dropped with it.
+	if ours, _, err := compareFile(tmpPath, want); err != nil || !ours {
+		saved := r.preserve(tmp)
+		return false, nil, fmt.Errorf("%s: two saves raced with this write; one is in %s, the other in %s: merge them by hand: %w", r.path, r.path, saved, ErrChanged)
+	}
+	keep = false
+	return true, displaced, nil
+}
+
+// targetMode returns the mode and owner the new file takes: the current
+// file's, or newMode for a file being created (owner nil).
+func (r *replacer) targetMode() (os.FileMode, *syscall.Stat_t, error) {
+	f, fi, err := openSafe(r.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return newMode, nil, nil
+	}
+	if err != nil {
+		return 0, nil, err
+	}
+	f.Close()
+	st, _ := fi.Sys().(*syscall.Stat_t)
+	return fi.Mode(), st, nil
+}
+
+// writeTemp writes data to a new temporary file beside the target, synced,
+// with the given mode and owner, and returns its name and open file.
+func (r *replacer) writeTemp(data []byte, mode os.FileMode, owner *syscall.Stat_t) (string, *os.File, error) {
+	var (
+		name string
+		f    *os.File
+		err  error
+	)
+	for range 10 {
+		name = "." + r.name + tempMarker + randomHex()
+		f, err = os.OpenFile(filepath.Join(r.dir, name), os.O_WRONLY|os.O_CREATE|os.O_EXCL, newMode)
+		if !errors.Is(err, fs.ErrExist) {
+			break
+		}
+	}
+	if err != nil {
+		return "", nil, fmt.Errorf("writing %s: %w", r.path, err)
+	}
+	fail := func(err error) (string, *os.File, error) {
+		f.Close()
+		os.Remove(f.Name())
+		return "", nil, fmt.Errorf("writing %s: %w", r.path, err)
+	}
+	if owner != nil {
+		// Keep the owner where this process may (root may; others may
+		// only pick one of their groups); otherwise the writer owns it.
+		_ = f.Chown(int(owner.Uid), int(owner.Gid))
+		if err := f.Chmod(mode); err != nil {
+			return fail(err)
+		}
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	return name, f, nil
+}
+
+// check re-reads the target and reports whether it still holds base (nil:
+// missing), and if not, what it holds. fi is the target's if it exists.
+func (r *replacer) check(base []byte) (same bool, cur []byte, fi os.FileInfo, err error) {
+	f, fi, err := openSafe(r.path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return base == nil, nil, nil, nil
+	}
+	if err != nil {
+		return false, nil, nil, err
+	}
+	defer f.Close()
+	if base == nil {
+		cur, err = readAll(f, fi.Size())
+	} else {
+		same, cur, err = readCompare(f, fi.Size(), base)
+	}
+	if err != nil {
+		return false, nil, nil, fmt.Errorf("re-reading %s: %w", r.path, err)
+	}
+	return same, cur, fi, nil
+}
+
+// preserve gives a temporary file that holds someone's save a visible name
+// that Cleanup leaves alone, and returns its path.
+func (r *replacer) preserve(tmp string) string {
+	saved := filepath.Join(r.dir, r.name+".saved-"+randomHex())
+	if err := os.Rename(filepath.Join(r.dir, tmp), saved); err != nil {
+		return filepath.Join(r.dir, tmp)
+	}
+	_ = r.syncDir()
+	return saved
+}
+
+func (r *replacer) syncDir() error {
+	if err := r.d.Sync(); err != nil {
+		return fmt.Errorf("syncing directory of %s: %w", r.path, err)
+	}
+	return nil
+}
+
+// openSafe opens path for reading after checking that replacing it by
+// rename is safe: a regular file with one link, not a symbolic link.
+func openSafe(path string) (*os.File, os.FileInfo, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	if err := safe(path, fi); err != nil {
+		return nil, nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, nil, &UnsafeFileError{Path: path, Reason: symlinkReason}
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi, err = f.Stat(); err == nil {
+		err = safe(path, fi)
+	}
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+const symlinkReason = "is a symbolic link: rename would replace the link, not its target; replace it with a regular file"
+
+func safe(path string, fi os.FileInfo) error {
+	switch {
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return &UnsafeFileError{Path: path, Reason: symlinkReason}
+	case !fi.Mode().IsRegular():
+		return &UnsafeFileError{Path: path, Reason: "is not a regular file"}
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+		return &UnsafeFileError{Path: path, Reason: fmt.Sprintf(
+			"has %d hard links: rename would leave the other names with the old content; replace it with a copy of its own", st.Nlink)}
+	}
+	return nil
+}
+
+// compareFile reports whether the file at path holds exactly base, and if
+// not, what it holds.
+func compareFile(path string, base []byte) (bool, []byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return false, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, nil, err
+	}
+	return readCompare(f, fi.Size(), base)
+}
+
+// readCompare reads f to the end and reports whether it holds exactly base;
+// if not, it returns what f holds. It allocates only when they differ.
+func readCompare(f *os.File, size int64, base []byte) (same bool, data []byte, err error) {
+	if size != int64(len(base)) {
+		data, err = readAll(f, size)
+		return err == nil && bytes.Equal(data, base), data, err
+	}
+	buf := make([]byte, 256<<10)
+	off := 0
+	for {
+		n, rerr := io.ReadFull(f, buf)
+		chunk := buf[:n]
+		if off+n > len(base) || !bytes.Equal(chunk, base[off:off+n]) {
+			rest, err := io.ReadAll(f)
+			data = append(append(append(make([]byte, 0, off+n+len(rest)), base[:off]...), chunk...), rest...)
+			return false, data, err
+		}
+		off += n
+		switch {
+		case rerr == io.EOF || rerr == io.ErrUnexpectedEOF:
+			if off == len(base) {
+				return true, nil, nil
+			}
+			return false, append([]byte{}, base[:off]...), nil
+		case rerr != nil:
+			return false, nil, rerr
+		}
+	}
+}
+
+// readAll reads f to the end; the result is non-nil even when empty.
+func readAll(f *os.File, size int64) ([]byte, error) {
+	data := make([]byte, 0, size+512)
+	for {
+		n, err := f.Read(data[len(data):cap(data)])
+		data = data[:len(data)+n]
+		if err == io.EOF {
+			return data, nil
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(data) == cap(data) {
+			data = append(data, 0)[:len(data)]
+		}
+	}
+}
+
+// Cleanup removes temporary files that Replace left in dir when it was
+// killed: those older than a minute, and those still linked to their
+// target. The caller holds the write lock.
+func Cleanup(dir string) error {
+	if err := cleanup(dir, ""); err != nil {
+		return fmt.Errorf("cleaning up %s: %w", dir, err)
+	}
+	return nil
+}
+
+// cleanup removes stale temporary files of the file named only, or of all
+// files if only is empty.
+func cleanup(dir, only string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return err
+	}
+	now := timeNow()
+	var errs []error
+	for _, e := range entries {
+		target, ok := tempTarget(e.Name())
+		if !ok || only != "" && target != only {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		fi, err := os.Lstat(p)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue
+		}
+		stale := now.Sub(changeTime(fi)) > staleAge
+		if tfi, err := os.Lstat(filepath.Join(dir, target)); err == nil && os.SameFile(fi, tfi) {
+			stale = true // a link to the target left by a create without RENAME_NOREPLACE
+		}
+		if stale {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// tempTarget reports whether name is one of Replace's temporary files,
+// ".<target>.tmp-<16 hex digits>", and for which target.
+func tempTarget(name string) (string, bool) {
+	i := strings.LastIndex(name, tempMarker)
+	if i < 2 || name[0] != '.' {
+		return "", false
+	}
+	suffix := name[i+len(tempMarker):]
+	if len(suffix) != 16 {
+		return "", false
+	}
+	for _, c := range []byte(suffix) {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return "", false
+		}
+	}
+	return name[1:i], true
+}
+
+func randomHex() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
+
+// linkNoReplace puts from in place at to unless to exists, for file systems
+// without an atomic create-by-rename. A crash between the two calls leaves
+// from linked to the file; Cleanup removes it.
+func linkNoReplace(dirfd int, from, to string) error {
+	if err := unix.Linkat(dirfd, from, dirfd, to, 0); err != nil {
+		return err
+	}
+	return unix.Unlinkat(dirfd, from, 0)
+}

@@ -1,0 +1,645 @@
+package statefile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// The change every test makes: b from 1 to 2. An editor meanwhile changes a.
+var (
+	orig       = []byte("a: 1\nb: 1\n")
+	next       = []byte("a: 1\nb: 2\n")
+	theirs     = []byte("a: 9\nb: 1\n")
+	rebased    = []byte("a: 9\nb: 2\n")
+	errClashed = errors.New("b changed on both sides")
+)
+
+// rebaseB re-applies the change to current, recording each call.
+func rebaseB(calls *[][]byte) func([]byte) ([]byte, error) {
+	return func(cur []byte) ([]byte, error) {
+		*calls = append(*calls, slices.Clone(cur))
+		if !bytes.Contains(cur, []byte("b: 1\n")) {
+			return nil, errClashed
+		}
+		return bytes.Replace(cur, []byte("b: 1\n"), []byte("b: 2\n"), 1), nil
+	}
+}
+
+// setHook sets a hook or platform function for the test's duration.
+func setHook[T any](t *testing.T, hook *T, fn T) {
+	t.Helper()
+	old := *hook
+	*hook = fn
+	t.Cleanup(func() { *hook = old })
+}
+
+// once wraps fn so that it runs on the first call only.
+func once(fn func()) func() {
+	done := false
+	return func() {
+		if !done {
+			done = true
+			fn()
+		}
+	}
+}
+
+func writeFile(t *testing.T, path string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func assertContent(t *testing.T, path string, want []byte) {
+	t.Helper()
+	got, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s holds %q, want %q", filepath.Base(path), got, want)
+	}
+}
+
+// assertOnly checks that dir holds exactly the named entries: no temporary
+// file left behind.
+func assertOnly(t *testing.T, dir string, names ...string) {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range entries {
+		got = append(got, e.Name())
+	}
+	slices.Sort(names)
+	if !slices.Equal(got, names) {
+		t.Errorf("directory holds %q, want %q", got, names)
+	}
+}
+
+// saveByRename saves the way vim and emacs do: a new file renamed over the
+// old one.
+func saveByRename(t *testing.T, path string, data []byte) {
+	t.Helper()
+	tmp := path + ".editor~"
+	writeFile(t, tmp, data)
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// saveInPlace saves the way nano and VS Code do: truncate and write.
+func saveInPlace(t *testing.T, path string, data []byte) {
+	t.Helper()
+	writeFile(t, path, data)
+}
+
+func TestReplaceKeepsMode(t *testing.T) {
+	for _, mode := range []os.FileMode{0o600, 0o640, 0o644, 0o604, 0o755} {
+		t.Run(mode.String(), func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "issue_queue.md")
+			writeFile(t, path, orig)
+			if err := os.Chmod(path, mode); err != nil {
+				t.Fatal(err)
+			}
+			if err := Replace(path, orig, next, nil); err != nil {
+				t.Fatal(err)
+			}
+			assertContent(t, path, next)
+			fi, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := fi.Mode(); got != mode {
+				t.Errorf("mode %v, want %v", got, mode)
+			}
+			assertOnly(t, dir, "issue_queue.md")
+		})
+	}
+}
+
+func TestReplaceKeepsOwner(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("only root can give a file to another user")
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "issue_queue.md")
+	writeFile(t, path, orig)
+	if err := os.Chown(path, 65534, 65534); err != nil {
+		t.Fatal(err)
+	}
+	if err := Replace(path, orig, next, nil); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st := fi.Sys().(*syscall.Stat_t)
+	if st.Uid != 65534 || st.Gid != 65534 {
+		t.Errorf("owner %d:%d, want 65534:65534", st.Uid, st.Gid)
+	}
+}
+
+func TestWriteNewMode(t *testing.T) {
+	old := syscall.Umask(0o022)
+	defer syscall.Umask(old)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "session_state.md")
+	if err := WriteNew(path, next); err != nil {
+		t.Fatal(err)
+	}
+	assertContent(t, path, next)
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fi.Mode(), os.FileMode(0o644); got != want {
+		t.Errorf("mode %v, want %v", got, want)
+	}
+	if err := WriteNew(path, orig); !errors.Is(err, fs.ErrExist) {
+		t.Errorf("WriteNew over an existing file: got %v, want fs.ErrExist", err)
+	}
+	assertContent(t, path, next)
+	assertOnly(t, dir, "session_state.md")
+}
+
+func TestRefusesLinkedFiles(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, dir, path string) // makes path unsafe
+		want string
+	}{
+		{"symlink", func(t *testing.T, dir, path string) {
+			writeFile(t, filepath.Join(dir, "real.md"), orig)
+			if err := os.Symlink("real.md", path); err != nil {
+				t.Fatal(err)
+			}
+		}, "issue_queue.md is a symbolic link: rename would replace the link, not its target; replace it with a regular file"},
+		{"hardlink", func(t *testing.T, dir, path string) {
+			writeFile(t, filepath.Join(dir, "real.md"), orig)
+			if err := os.Link(filepath.Join(dir, "real.md"), path); err != nil {
+				t.Fatal(err)
+			}
+		}, "issue_queue.md has 2 hard links: rename would leave the other names with the old content; replace it with a copy of its own"},
+		{"directory", func(t *testing.T, dir, path string) {
+			if err := os.Mkdir(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, "issue_queue.md is not a regular file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			t.Chdir(dir)
+			tc.make(t, dir, filepath.Join(dir, "issue_queue.md"))
+			before := snapshot(t, dir)
+
+			_, err := ReadFile("issue_queue.md")
+			var unsafe *UnsafeFileError
+			if !errors.As(err, &unsafe) || err.Error() != tc.want {
+				t.Errorf("ReadFile: got %v, want %q", err, tc.want)
+			}
+			err = Replace("issue_queue.md", orig, next, nil)
+			if !errors.As(err, &unsafe) || err.Error() != tc.want {
+				t.Errorf("Replace: got %v, want %q", err, tc.want)
+			}
+			if after := snapshot(t, dir); after != before {
+				t.Errorf("directory changed:\nbefore %s\nafter  %s", before, after)
+			}
+		})
+	}
+}
+
+// A link made between the read and the replacement is refused too.
+func TestRefusesLinkMadeMeanwhile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "issue_queue.md")
+	writeFile(t, path, orig)
+	setHook(t, &hookBeforeCheck, func() {
+		if err := os.Link(path, filepath.Join(dir, "backup.md")); err != nil {
+			t.Fatal(err)
+		}
+	})
+	var unsafe *UnsafeFileError
+	if err := Replace(path, orig, next, nil); !errors.As(err, &unsafe) {
+		t.Fatalf("got %v, want an *UnsafeFileError", err)
+	}
+	assertContent(t, path, orig)
+	assertOnly(t, dir, "backup.md", "issue_queue.md")
+}
+
+// snapshot describes every entry of dir: name, type, link target, content.
+func snapshot(t *testing.T, dir string) string {
+	t.Helper()
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, e := range entries {
+		p := filepath.Join(dir, e.Name())
+		fi, err := os.Lstat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&b, "%s %v", e.Name(), fi.Mode())
+		if target, err := os.Readlink(p); err == nil {
+			fmt.Fprintf(&b, " -> %s", target)
+		} else if fi.Mode().IsRegular() {
+			data, _ := os.ReadFile(p)
+			fmt.Fprintf(&b, " %q", data)
+		}
+		b.WriteString("; ")
+	}
+	return b.String()
+}
+
+// An editor's save at any instant up to the swap is not lost: the change is
+// rebased onto it.
+func TestEditorSaveIsNotLost(t *testing.T) {
+	type save func(t *testing.T, path string, data []byte)
+	for _, when := range []string{"before re-read", "before swap"} {
+		for style, save := range map[string]save{"rename": saveByRename, "in place": saveInPlace} {
+			t.Run(when+"/"+style, func(t *testing.T) {
+				dir := t.TempDir()
+				path := filepath.Join(dir, "issue_queue.md")
+				writeFile(t, path, orig)
+				hook := once(func() { save(t, path, theirs) })
+				if when == "before re-read" {
+					setHook(t, &hookBeforeCheck, hook)
+				} else {
+					setHook(t, &hookBeforeSwap, hook)
+				}
+				var calls [][]byte
+				if err := Replace(path, orig, next, rebaseB(&calls)); err != nil {
+					t.Fatal(err)
+				}
+				if len(calls) != 1 || !bytes.Equal(calls[0], theirs) {
+					t.Errorf("rebase called with %q, want once with the editor's %q", calls, theirs)
+				}
+				assertContent(t, path, rebased)
+				assertOnly(t, dir, "issue_queue.md")
+			})
+		}
+	}
+}
+
+// A writer that had the old file open writes into it after the swap but
+// before the check of the displaced file: the swap is undone and the change
+// rebased onto that write.
+func TestWriteIntoDisplacedFileIsNotLost(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "issue_queue.md")
+	writeFile(t, path, orig)
+	setHook(t, &hookAfterSwap, func(displaced string) {
+		hookAfterSwap = nil
+		saveInPlace(t, displaced, theirs)
+	})
+	var calls [][]byte
+	if err := Replace(path, orig, next, rebaseB(&calls)); err != nil {
+		t.Fatal(err)
+	}
+	if len(calls) != 1 || !bytes.Equal(calls[0], theirs) {
+		t.Errorf("rebase called with %q, want once with %q", calls, theirs)
+	}
+	assertContent(t, path, rebased)
+	assertOnly(t, dir, "issue_queue.md")
+}
+
+// A save over the new file right after the swap is a later save: it stays.
+func TestSaveAfterSwapWins(t *testing.T) {
+	for style, save := range map[string]func(*testing.T, string, []byte){"rename": saveByRename, "in place": saveInPlace} {
+		t.Run(style, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "issue_queue.md")
+			writeFile(t, path, orig)
+			setHook(t, &hookAfterSwap, func(string) { save(t, path, theirs) })
+			var calls [][]byte
+			if err := Replace(path, orig, next, rebaseB(&calls)); err != nil {
+				t.Fatal(err)
+			}
+			if len(calls) != 0 {
+				t.Errorf("rebase called with %q, want no call", calls)
+			}
+			assertContent(t, path, theirs)
+			assertOnly(t, dir, "issue_queue.md")
+		})
+	}
+}
+
+// Two saves racing with one write, one into the displaced file and one into
+// the new file: both are kept and the write reports them.
+func TestTwoRacingSavesAreBothKept(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "issue_queue.md")
+	writeFile(t, path, orig)
+	second := []byte("a: 1\nb: 7\n")
+	setHook(t, &hookAfterSwap, func(displaced string) {
+		hookAfterSwap = nil
+		saveInPlace(t, displaced, theirs)
+		saveInPlace(t, path, second)
+	})
+	var calls [][]byte
+	err := Replace(path, orig, next, rebaseB(&calls))
+	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "merge them by hand") {
+		t.Fatalf("got %v, want an ErrChanged asking to merge", err)
+	}
+	assertContent(t, path, theirs)
+	saved, _ := filepath.Glob(filepath.Join(dir, "issue_queue.md.saved-*"))
+	if len(saved) != 1 || !strings.Contains(err.Error(), saved[0]) {
+		t.Fatalf("saved files %q; error %q must name the one", saved, err)
+	}
+	assertContent(t, saved[0], second)
+	assertOnly(t, dir, "issue_queue.md", filepath.Base(saved[0]))
+}
+
+func TestRebaseConflictWritesNothing(t *testing.T) {
+	for _, when := range []string{"before re-read", "before swap", "after swap"} {
+		t.Run(when, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, "issue_queue.md")
+			writeFile(t, path, orig)
+			mine := []byte("a: 1\nb: 3\n") // changes b as well
+			switch when {
+			case "before re-read":
+				setHook(t, &hookBeforeCheck, once(func() { saveInPlace(t, path, mine) }))
+			case "before swap":
+				setHook(t, &hookBeforeSwap, once(func() { saveByRename(t, path, mine) }))
+			case "after swap":
+				setHook(t, &hookAfterSwap, func(displaced string) {
+					hookAfterSwap = nil
+					saveInPlace(t, displaced, mine)
+				})
+			}
+			var calls [][]byte
+			if err := Replace(path, orig, next, rebaseB(&calls)); !errors.Is(err, errClashed) {
+				t.Fatalf("got %v, want rebase's error", err)
+			}
+			assertContent(t, path, mine)
+			assertOnly(t, dir, "issue_queue.md")
+		})
+	}
+}
+
+func TestChangeWithoutRebase(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "issue_queue.md")
+	writeFile(t, path, orig)
+	setHook(t, &hookBeforeCheck, once(func() { saveByRename(t, path, theirs) }))
+	if err := Replace(path, orig, next, nil); !errors.Is(err, ErrChanged) {
+		t.Fatalf("got %v, want ErrChanged", err)
+	}
+	assertContent(t, path, theirs)
+	assertOnly(t, dir, "issue_queue.md")
+}
+
+func TestKeepsChangingGivesUp(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "issue_queue.md")
+	writeFile(t, path, orig)
+	n := 0
+	var last []byte
+	setHook(t, &hookBeforeCheck, func() {
+		n++
+		last = []byte(fmt.Sprintf("a: %d\nb: 1\n", 100+n))
+		saveInPlace(t, path, last)
+	})
+	var calls [][]byte
+	if err := Replace(path, orig, next, rebaseB(&calls)); !errors.Is(err, ErrChanged) {
+		t.Fatalf("got %v, want ErrChanged", err)
+	}
+	if got, want := len(calls), maxRebases; got != want {
+		t.Errorf("rebase called %d times, want %d", got, want)
+	}
+	assertContent(t, path, last)
+	assertOnly(t, dir, "issue_queue.md")
+}
+
+func TestDeletedMeanwhileIsNotRecreated(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "issue_queue.md")
+	writeFile(t, path, orig)
+	setHook(t, &hookBeforeCheck, once(func() { os.Remove(path) }))
+	var calls [][]byte
+	if err := Replace(path, orig, next, rebaseB(&calls)); !errors.Is(err, ErrChanged) {
+		t.Fatalf("got %v, want ErrChanged", err)
+	}
+	assertOnly(t, dir)
+}
+
+// A file created by someone else while we create it is rebased onto, not
+// clobbered.
+func TestCreateRace(t *testing.T) {
+	for _, tc := range []struct {
+		when   string
+		create func(int, string, string) error
+	}{
+		{"before re-read", renameNoReplace},
+		{"before create", renameNoReplace},
+		{"before create, without RENAME_NOREPLACE", linkNoReplace},
+	} {
+		t.Run(tc.when, func(t *testing.T) {
+			setHook(t, &createFunc, tc.create)
+			dir := t.TempDir()
+			path := filepath.Join(dir, "issue_queue.md")
+			hook := once(func() { saveByRename(t, path, theirs) })
+			if tc.when == "before re-read" {
+				setHook(t, &hookBeforeCheck, hook)
+			} else {
+				setHook(t, &hookBeforeSwap, hook)
+			}
+			var calls [][]byte
+			add := func(cur []byte) ([]byte, error) {
+				calls = append(calls, slices.Clone(cur))
+				return append(slices.Clone(cur), "c: 1\n"...), nil
+			}
+			if err := Replace(path, nil, []byte("c: 1\n"), add); err != nil {
+				t.Fatal(err)
+			}
+			if len(calls) != 1 || !bytes.Equal(calls[0], theirs) {
+				t.Errorf("rebase called with %q, want once with %q", calls, theirs)
+			}
+			assertContent(t, path, []byte("a: 9\nb: 1\nc: 1\n"))
+			assertOnly(t, dir, "issue_queue.md")
+		})
+	}
+}
+
+func TestCreateWithoutRenameNoReplace(t *testing.T) {
+	setHook(t, &createFunc, linkNoReplace)
+	dir := t.TempDir()
+	path := filepath.Join(dir, "issue_queue.md")
+	if err := WriteNew(path, next); err != nil {
+		t.Fatal(err)
+	}
+	assertContent(t, path, next)
+	if _, err := ReadFile(path); err != nil {
+		t.Errorf("the created file must have one link: %v", err)
+	}
+	assertOnly(t, dir, "issue_queue.md")
+}
+
+// On a file system without RENAME_EXCHANGE, Replace falls back to rename.
+func TestReplaceWithoutExchange(t *testing.T) {
+	setHook(t, &swapFunc, func(int, string, string) error { return errUnsupported })
+	dir := t.TempDir()
+	path := filepath.Join(dir, "issue_queue.md")
+	writeFile(t, path, orig)
+	os.Chmod(path, 0o600)
+	setHook(t, &hookBeforeCheck, once(func() { saveInPlace(t, path, theirs) }))
+	var calls [][]byte
+	if err := Replace(path, orig, next, rebaseB(&calls)); err != nil {
+		t.Fatal(err)
+	}
+	assertContent(t, path, rebased)
+	if fi, _ := os.Stat(path); fi.Mode() != 0o600 {
+		t.Errorf("mode %v, want 0600", fi.Mode())
+	}
+	assertOnly(t, dir, "issue_queue.md")
+}
+
+// Nothing is written when there is nothing to change: same inode after.
+func TestNoChangeWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "issue_queue.md")
+	writeFile(t, path, orig)
+	before, _ := os.Stat(path)
+
+	if err := Replace(path, orig, orig, nil); err != nil {
+		t.Fatal(err)
+	}
+	// The editor's save already holds the change: rebase returns it as is.
+	setHook(t, &hookBeforeCheck, once(func() { saveInPlace(t, path, next) }))
+	if err := Replace(path, orig, next, func(cur []byte) ([]byte, error) { return cur, nil }); err != nil {
+		t.Fatal(err)
+	}
+	after, _ := os.Stat(path)
+	if !os.SameFile(before, after) {
+		t.Error("the file was replaced")
+	}
+	assertContent(t, path, next)
+	assertOnly(t, dir, "issue_queue.md")
+}
+
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "empty.md")
+	writeFile(t, path, nil)
+	data, err := ReadFile(path)
+	if err != nil || data == nil || len(data) != 0 {
+		t.Errorf("ReadFile(empty) = %q (nil %v), %v; want a non-nil empty slice", data, data == nil, err)
+	}
+	if _, err := ReadFile(filepath.Join(dir, "missing.md")); !errors.Is(err, fs.ErrNotExist) {
+		t.Errorf("ReadFile(missing): got %v, want fs.ErrNotExist", err)
+	}
+	// An empty existing file is replaced, not created.
+	if err := Replace(path, data, next, nil); err != nil {
+		t.Fatal(err)
+	}
+	assertContent(t, path, next)
+}
+
+func TestReadCompare(t *testing.T) {
+	big := bytes.Repeat([]byte("0123456789abcdef"), 64<<10) // 1 MiB: several chunks
+	changed := func(i int) []byte { c := slices.Clone(big); c[i] = 'x'; return c }
+	for _, tc := range []struct {
+		name       string
+		base, file []byte
+	}{
+		{"same", big, big},
+		{"same empty", []byte{}, []byte{}},
+		{"first byte", big, changed(0)},
+		{"second chunk", big, changed(300 << 10)},
+		{"last byte", big, changed(len(big) - 1)},
+		{"longer", big, append(slices.Clone(big), 'x')},
+		{"shorter", big, big[:len(big)-1]},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "f")
+			writeFile(t, path, tc.file)
+			same, data, err := compareFile(path, tc.base)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := bytes.Equal(tc.base, tc.file); same != want {
+				t.Errorf("same = %v, want %v", same, want)
+			}
+			if !same && !bytes.Equal(data, tc.file) {
+				t.Errorf("data differs from the file (len %d, want %d)", len(data), len(tc.file))
+			}
+		})
+	}
+}
+
+func TestCleanup(t *testing.T) {
+	dir := t.TempDir()
+	const (
+		queueTemp1 = ".issue_queue.md.tmp-0123456789abcdef"
+		queueTemp2 = ".issue_queue.md.tmp-fedcba9876543210"
+		linked     = ".session_state.md.tmp-00112233445566ff"
+		otherTemp  = ".session_state.md.tmp-aaaaaaaaaaaaaaaa"
+	)
+	for _, name := range []string{"issue_queue.md", "session_state.md", queueTemp1, queueTemp2, otherTemp,
+		"issue_queue.md.saved-0123456789abcdef", ".notes.tmp-short", ".vimrc.tmp-0123456789ABCDEF", "x.tmp-0123456789abcdef"} {
+		writeFile(t, filepath.Join(dir, name), orig)
+	}
+	if err := os.Link(filepath.Join(dir, "session_state.md"), filepath.Join(dir, linked)); err != nil {
+		t.Fatal(err)
+	}
+	// Every file here was just written: only the temporary file still
+	// linked to its target goes.
+	now := time.Now()
+	setHook(t, &timeNow, func() time.Time { return now })
+	if err := Cleanup(dir); err != nil {
+		t.Fatal(err)
+	}
+	assertOnly(t, dir, "issue_queue.md", "session_state.md", queueTemp1, queueTemp2, otherTemp,
+		"issue_queue.md.saved-0123456789abcdef", ".notes.tmp-short", ".vimrc.tmp-0123456789ABCDEF", "x.tmp-0123456789abcdef")
+
+	// A minute on, Replace of issue_queue.md removes that file's temporaries
+	// only; Cleanup removes all.
+	timeNow = func() time.Time { return now.Add(staleAge + time.Second) }
+	if err := Replace(filepath.Join(dir, "issue_queue.md"), orig, next, nil); err != nil {
+		t.Fatal(err)
+	}
+	assertOnly(t, dir, "issue_queue.md", "session_state.md", otherTemp,
+		"issue_queue.md.saved-0123456789abcdef", ".notes.tmp-short", ".vimrc.tmp-0123456789ABCDEF", "x.tmp-0123456789abcdef")
+	if err := Cleanup(dir); err != nil {
+		t.Fatal(err)
+	}
+	assertOnly(t, dir, "issue_queue.md", "session_state.md",
+		"issue_queue.md.saved-0123456789abcdef", ".notes.tmp-short", ".vimrc.tmp-0123456789ABCDEF", "x.tmp-0123456789abcdef")
+}
+
+func TestTempTarget(t *testing.T) {
+	for _, tc := range []struct {
+		name, target string
+		ok           bool
+	}{
+		{".issue_queue.md.tmp-0123456789abcdef", "issue_queue.md", true},
+		{".a.tmp-0123456789abcdef", "a", true},
+		{"..tmp-0123456789abcdef", "", false},
+		{".issue_queue.md.tmp-0123456789abcde", "", false},
+		{".issue_queue.md.tmp-0123456789abcdeg", "", false},
+		{"issue_queue.md.tmp-0123456789abcdef", "", false},
+		{".issue_queue.md", "", false},
+	} {
+		target, ok := tempTarget(tc.name)
+		if target != tc.target || ok != tc.ok {
+			t.Errorf("tempTarget(%q) = %q, %v; want %q, %v", tc.name, target, ok, tc.target, tc.ok)
+		}
+	}
+}
