@@ -117,15 +117,15 @@ type RunReport struct {
 }
 
 type runStats struct {
-	touched    []string
-	firstOK    map[string]bool
-	retried    map[string]bool
-	resolved   map[string]bool
-	escalated  map[string]bool
-	halted     map[string]bool
-	attempts   map[string]int
-	failTypes  map[string]int
-	summaries  map[string]string
+	touched   []string
+	firstOK   map[string]bool
+	retried   map[string]bool
+	resolved  map[string]bool
+	escalated map[string]bool
+	halted    map[string]bool
+	attempts  map[string]int
+	failTypes map[string]int
+	summaries map[string]string
 }
 
 func newRunStats() runStats {
