@@ -38,6 +38,14 @@ type table struct {
 // newBlockParser, which is not safe for concurrent use) and returns its
 // table, or nil if goldmark does not see one there.
 func (s *scan) parseTable(md parser.Parser, p para) *table {
+	if t, ok := s.fastTable(p); ok {
+		return t
+	}
+	return s.goldmarkTable(md, p)
+}
+
+// goldmarkTable parses the paragraph p with goldmark.
+func (s *scan) goldmarkTable(md parser.Parser, p para) *table {
 	sub := s.src[p.start:p.end]
 	doc := md.Parse(text.NewReader(sub))
 	var t *table

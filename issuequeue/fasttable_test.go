@@ -1,0 +1,71 @@
+package issuequeue
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+func tableString(t *table, src []byte) string {
+	if t == nil {
+		return "<nil>"
+	}
+	var b strings.Builder
+	for _, r := range append([]row{t.header}, t.rows...) {
+		fmt.Fprintf(&b, "line %d [%d,%d) w%d:", r.line, r.start, r.end, r.width)
+		for _, c := range r.cells {
+			if c.missing {
+				b.WriteString(" <missing>")
+			} else {
+				fmt.Fprintf(&b, " [%d,%d)%q", c.start, c.end, src[c.start:c.end])
+			}
+		}
+		b.WriteByte('\n')
+	}
+	fmt.Fprintf(&b, "end %d endLine %d\n", t.end, t.endLine)
+	return b.String()
+}
+
+// checkFastTable compares the fast path with goldmark on every paragraph of src.
+func checkFastTable(t *testing.T, src []byte) {
+	t.Helper()
+	s := scanBlocks(src)
+	for _, p := range s.paras {
+		ft, ok := s.fastTable(p)
+		if !ok {
+			continue
+		}
+		gt := s.goldmarkTable(newBlockParser(), p)
+		if got, want := tableString(ft, src), tableString(gt, src); got != want {
+			t.Fatalf("fast path and goldmark differ on %q\nfast:\n%s\ngoldmark:\n%s", src[p.start:p.end], got, want)
+		}
+	}
+}
+
+var fastTableCases = []string{
+	"| Field | Value |\n|-------|-------|\n| Status | pending |\n| Failure-Signature | |\n| Halted ||\n",
+	"|a|b|\n|:-|-:|\n|1|2|3|\n|x|\n",
+	"| a | b |\n|---|---|\n| `x\\|y` | \\| |\n| a \\|\n",
+	"  | a | b |\n  |---|---|\n  | c | d |   \n",
+	"| a |\n|---|---|\n| b |\n",
+	"| a | b |\n| --- | :-: |\n| c | d |\r\n| e | f |\r\n",
+	"| a | b |\n|-- -|---|\n",
+	"| a | b |\n| - | - |\n|   |   |\n",
+	"|a|\n|-|\n|\\\\|x|\n",
+	"| a | b |\n|---|---|\n||\n| |\n|\n",
+}
+
+func TestFastTableAgreesWithGoldmark(t *testing.T) {
+	for _, c := range fastTableCases {
+		checkFastTable(t, []byte(c))
+	}
+}
+
+func FuzzFastTable(f *testing.F) {
+	for _, c := range fastTableCases {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, src string) {
+		checkFastTable(t, []byte(src))
+	})
+}
