@@ -49,6 +49,7 @@ type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	environ        func() []string // the whole environment, for typo checks; nil skips them
 
 	dir        string // state directory (--dir, ORCHESTRATOR_DIR, .orchestrator)
 	dirFlagged bool   // the directory was chosen, so suggested commands must name it
@@ -90,6 +91,7 @@ func (s silentExit) Error() string { return fmt.Sprintf("exit status %d", int(s)
 // Main runs the orchestrator command line and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	e.environ = os.Environ
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := dispatch(ctx, e, args)

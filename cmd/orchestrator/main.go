@@ -17,8 +17,14 @@ package main
 
 import (
 	"os"
+	"os/signal"
+	"syscall"
 )
 
 func main() {
+	// A closed stdout (orchestrator run | head) must not kill a run before it
+	// has stopped its loop's process group and written its state: writes
+	// fail with EPIPE instead.
+	signal.Ignore(syscall.SIGPIPE)
 	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }

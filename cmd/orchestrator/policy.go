@@ -31,6 +31,12 @@ func (e *env) config() (*config.Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if e.environ != nil {
+		// A misspelt ORCHESTRATOR_<SECTION>_<KEY> would otherwise be ignored.
+		if err := cfg.CheckEnviron(e.environ()); err != nil {
+			return nil, err
+		}
+	}
 	e.cfg = cfg
 	return cfg, nil
 }
@@ -97,7 +103,7 @@ func init() {
 	errorMappers = append(errorMappers, func(err error) (int, []string, bool) {
 		var ce *config.Error
 		if errors.As(err, &ce) {
-			return exitUsage, []string{"fix the configuration; .orchestrator.example/config.toml documents every key"}, true
+			return exitUsage, []string{"fix the configuration; the config.toml that 'orchestrator init' writes explains every key"}, true
 		}
 		var te *templates.OverrideError
 		if errors.As(err, &te) {
