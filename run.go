@@ -318,6 +318,10 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		}
 
 		vr, err := r.verify(ctx, rep, retried)
+		if errors.Is(err, errAborted) {
+			lr.Result = ResultAborted
+			return r.abortLoop(rep, lr)
+		}
 		if err != nil {
 			return err
 		}
@@ -585,7 +589,10 @@ func retryHint(tail []byte, now time.Time) (time.Duration, bool) {
 	return min(d, maxWait), found
 }
 
-var errSentinel = errors.New("sentinel")
+var (
+	errSentinel = errors.New("sentinel")
+	errAborted  = errors.New("aborted")
+)
 
 // sleepWatching sleeps d, waking early if the sentinel appears.
 func (r *Runner) sleepWatching(ctx context.Context, d time.Duration) error {
@@ -642,12 +649,15 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 			chk = VerifyCheck{Command: is.Verify, Timeout: 5 * time.Minute}
 		}
 		r.progress("%s: verifying with %s", is.ID, chk.Command)
-		res, err := r.exec(context.WithoutCancel(ctx), procgroup.Spec{
+		res, err := r.exec(ctx, procgroup.Spec{
 			Command: chk.Command, Dir: filepath.Dir(absDir), Env: r.verifyEnv(absDir, rep.RunID, is.ID), Timeout: chk.Timeout, Grace: r.Cfg.Grace,
 			Tail: DetailsMaxBytes * 4, LogPath: filepath.Join(absDir, "logs", "loops", fmt.Sprintf("%s-%02d-verify-%s.log", rep.RunID, rep.Loops, is.ID)),
 		})
 		if err != nil {
 			return vr, err
+		}
+		if res.Canceled || ctx.Err() != nil {
+			return vr, errAborted // no verdict: the issue goes back to pending
 		}
 		r.stats.attempts[is.ID]++
 		if res.ExitCode == 0 && !res.TimedOut {
