@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 
 	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/metrics"
 )
 
@@ -25,5 +26,9 @@ func writeMetrics(dir, path string) error {
 	}
 	hist, _ := orchestrator.ReadHistory(dir)
 	evs, _ := orchestrator.ReadEvents(dir)
-	return metrics.WriteFile(path, metrics.Compute(hist, evs))
+	snap := metrics.Compute(hist, evs)
+	if q, _, err := (issuequeue.Paths{Dir: dir}).Load(); err == nil {
+		snap.SetQueue(q)
+	}
+	return metrics.WriteFile(path, snap)
 }

@@ -1,0 +1,430 @@
+package report
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/issuequeue"
+)
+
+// Result classes, used as CSS classes and chart colours.
+const (
+	classOK   = "ok"
+	classBad  = "bad"
+	classWarn = "warn"
+	classOpen = "open"
+	classGrey = "muted"
+)
+
+// run is one run of history.csv: its loops in order.
+type run struct {
+	ID       string
+	Start    time.Time
+	End      time.Time
+	Loops    []orchestrator.LoopRecord
+	Regular  int
+	Auto     int
+	Outcome  string // from the run_finished event, if logged
+	Resolved int
+}
+
+// failure is one recorded failure of an issue.
+type failure struct {
+	Time      time.Time
+	Type      string
+	Signature string
+	Error     string
+}
+
+// issue is what the report knows of one issue, from the queue, the archive
+// and the retry log.
+type issue struct {
+	ID, Summary, Status, Priority string
+	Known                         bool // in the queue or the archive
+	Archived                      bool
+	Created                       time.Time
+	Retries                       int
+	MaxRetries                    int
+	Halted                        bool
+	Failures                      []failure
+	Escalations                   []orchestrator.Event
+	Resolved                      time.Time // last "resolved" event with resolution resolved
+	FirstSeen                     time.Time // earliest logged event
+	LastEvent                     string    // terminal event of an issue no longer in the files
+}
+
+// streak is a run of identical failure signatures in a row.
+type streak struct {
+	Issue      *issue
+	Signature  string
+	Len        int
+	From, To   time.Time
+	Halted     bool // the streak that halted the issue
+	FirstError string
+	last       int // index in Issue.Failures of its last failure
+}
+
+// longestStreak returns the longest run of one signature in a row.
+func (is *issue) longestStreak() int {
+	best := 0
+	for _, s := range streaksOf(is) {
+		best = max(best, s.Len)
+	}
+	if best == 0 && len(is.Failures) > 0 {
+		best = 1
+	}
+	return best
+}
+
+func streaksOf(is *issue) []streak {
+	var out []streak
+	fs := is.Failures
+	for i := 0; i < len(fs); {
+		j := i + 1
+		for j < len(fs) && fs[j].Signature != "" && fs[j].Signature == fs[i].Signature {
+			j++
+		}
+		if j-i >= 2 {
+			out = append(out, streak{Issue: is, Signature: fs[i].Signature, Len: j - i, From: fs[i].Time, To: fs[j-1].Time,
+				Halted: is.Halted && j == len(fs), FirstError: fs[i].Error, last: j - 1})
+		}
+		i = j
+	}
+	return out
+}
+
+// resolutionTime is how long a resolved issue took: from Created (or its
+// first logged event) to its resolution; ok is false when either is unknown.
+func (is *issue) resolutionTime() (time.Duration, bool) {
+	if is.Resolved.IsZero() {
+		return 0, false
+	}
+	start := is.Created
+	if start.IsZero() || start.After(is.Resolved) {
+		start = is.FirstSeen
+	}
+	if start.IsZero() || start.After(is.Resolved) {
+		return 0, false
+	}
+	return is.Resolved.Sub(start), true
+}
+
+// result says how the issue ended, in seed 000's words, and its class.
+func (is *issue) result() (string, string) {
+	switch is.Status {
+	case issuequeue.StatusResolved:
+		if is.Retries == 0 {
+			return "success (first attempt)", classOK
+		}
+		return "success (retry worked)", classOK
+	case issuequeue.StatusSkipped:
+		if len(is.Escalations) > 0 {
+			return "skipped (escalated)", classGrey
+		}
+		return "skipped", classGrey
+	case issuequeue.StatusEscalated:
+		switch {
+		case is.Halted:
+			return fmt.Sprintf("escalated: same failure %d× in a row", is.longestStreak()), classBad
+		case len(is.Escalations) > 0:
+			return "escalated: " + reasonText(is.Escalations[len(is.Escalations)-1]), classBad
+		}
+		return "escalated", classBad
+	case issuequeue.StatusInProgress:
+		return "in progress", classOpen
+	case issuequeue.StatusPending:
+		return "open (pending)", classOpen
+	}
+	switch is.LastEvent {
+	case "resolved":
+		return "success (archived elsewhere)", classOK
+	case "skipped":
+		return "skipped (no longer in the queue)", classGrey
+	case "escalated":
+		return "escalated (no longer in the queue)", classBad
+	}
+	return "no longer in the queue", classGrey
+}
+
+// reasonText turns an escalation event's reason into words.
+func reasonText(ev orchestrator.Event) string {
+	switch ev.Reason {
+	case "max_retries_exceeded":
+		if ev.TotalAttempts > 0 {
+			return fmt.Sprintf("retries exhausted (%d)", ev.TotalAttempts)
+		}
+		return "retries exhausted"
+	case "same_failure_repeated":
+		if ev.RepeatCount > 0 {
+			return fmt.Sprintf("same failure %d× in a row", ev.RepeatCount)
+		}
+		return "same failure repeated"
+	case "permanent_error":
+		if ev.Error != "" {
+			return "permanent error (" + ev.Error + ")"
+		}
+		return "permanent error"
+	case "":
+		return "escalated"
+	}
+	return strings.ReplaceAll(ev.Reason, "_", " ")
+}
+
+// analysis is everything the page shows, computed once.
+type analysis struct {
+	Runs     []*run
+	Issues   []*issue // queue order, then archive, then issues only the log knows
+	Escal    []orchestrator.Event
+	CapHits  []orchestrator.Event
+	Events   []orchestrator.Event // sorted by time
+	Breaker  string
+	HasLoops bool
+}
+
+func analyze(in Input) *analysis {
+	a := &analysis{}
+	a.Events = append([]orchestrator.Event(nil), in.Events...)
+	sort.SliceStable(a.Events, func(i, j int) bool { return a.Events[i].Time.Before(a.Events[j].Time) })
+
+	byRun := map[string]*run{}
+	for _, r := range in.History {
+		rn := byRun[r.RunID]
+		if rn == nil {
+			rn = &run{ID: r.RunID, Start: r.Started, End: r.Finished}
+			byRun[r.RunID] = rn
+			a.Runs = append(a.Runs, rn)
+		}
+		rn.Loops = append(rn.Loops, r)
+		if r.Started.Before(rn.Start) {
+			rn.Start = r.Started
+		}
+		if r.Finished.After(rn.End) {
+			rn.End = r.Finished
+		}
+		if r.Kind == "auto_retry" {
+			rn.Auto++
+		} else {
+			rn.Regular++
+		}
+		rn.Resolved += len(r.Resolved)
+	}
+	for _, rn := range a.Runs {
+		sort.SliceStable(rn.Loops, func(i, j int) bool { return rn.Loops[i].Loop < rn.Loops[j].Loop })
+	}
+	sort.SliceStable(a.Runs, func(i, j int) bool { return a.Runs[i].Start.Before(a.Runs[j].Start) })
+	a.HasLoops = len(in.History) > 0
+	if n := len(in.History); n > 0 {
+		a.Breaker = in.History[n-1].Breaker
+	}
+	if in.State != nil && in.State.Breaker != "" {
+		a.Breaker = in.State.Breaker
+	}
+
+	byID := map[string]*issue{}
+	add := func(q *issuequeue.Queue, archived bool) {
+		if q == nil {
+			return
+		}
+		for _, qi := range q.Issues {
+			if byID[qi.ID] != nil {
+				continue // the queue's copy is the current one
+			}
+			is := &issue{ID: qi.ID, Summary: qi.Summary(), Status: qi.Status, Priority: qi.Priority, Known: true,
+				Archived: archived, Created: qi.Created, Retries: qi.RetryCount, Halted: qi.Halted}
+			if in.MaxRetries != nil {
+				is.MaxRetries = in.MaxRetries(qi)
+			} else if qi.HasMaxRetries {
+				is.MaxRetries = qi.MaxRetries
+			} else {
+				is.MaxRetries = 10
+			}
+			is.Failures = historyFailures(qi)
+			byID[qi.ID] = is
+			a.Issues = append(a.Issues, is)
+		}
+	}
+	add(in.Queue, false)
+	add(in.Archive, true)
+
+	get := func(id string) *issue {
+		is := byID[id]
+		if is == nil {
+			is = &issue{ID: id}
+			byID[id] = is
+			a.Issues = append(a.Issues, is)
+		}
+		return is
+	}
+	logged := map[*issue][]failure{}
+	triggers := map[*issue]int{}
+	for _, ev := range a.Events {
+		if ev.Event == orchestrator.EvCapReached {
+			a.CapHits = append(a.CapHits, ev)
+		}
+		if rn := byRun[ev.RunID]; rn != nil && ev.Event == orchestrator.EvRunFinished {
+			rn.Outcome = ev.Status
+		}
+		if ev.IssueID == "" {
+			continue
+		}
+		is := get(ev.IssueID)
+		if is.FirstSeen.IsZero() {
+			is.FirstSeen = ev.Time
+		}
+		switch ev.Event {
+		case orchestrator.EvAttempt:
+			if ev.Status == "" || ev.Status == "failed" {
+				logged[is] = append(logged[is], failure{Time: ev.Time, Type: ev.FailureType, Signature: ev.Signature, Error: ev.Error})
+			}
+		case orchestrator.EvTriggered:
+			triggers[is]++
+		case orchestrator.EvEscalated:
+			is.Escalations = append(is.Escalations, ev)
+			a.Escal = append(a.Escal, ev)
+			is.LastEvent = "escalated"
+		case orchestrator.EvResolved:
+			if ev.Resolution == issuequeue.StatusResolved {
+				is.Resolved = ev.Time
+				is.LastEvent = "resolved"
+			} else {
+				is.LastEvent = ev.Resolution
+			}
+		}
+	}
+	for is, fs := range logged {
+		// The log holds the full signatures; the Attempt History table
+		// only their first 12 digits, and loses nothing the log has.
+		if len(fs) >= len(is.Failures) {
+			is.Failures = fs
+		}
+	}
+	for is, n := range triggers {
+		// A person's "retry" resets Retry-Count; the log still counts
+		// every auto-retry loop the issue was given.
+		is.Retries = max(is.Retries, n)
+	}
+	return a
+}
+
+// historyFailures reads an issue's Attempt History table.
+func historyFailures(qi *issuequeue.Issue) []failure {
+	header, rows, ok := qi.Table(issuequeue.SectionAttemptHistory)
+	if !ok {
+		return nil
+	}
+	col := map[string]int{}
+	for i, h := range header {
+		col[strings.ToLower(strings.TrimSpace(h))] = i
+	}
+	cell := func(r []string, name string) string {
+		if i, ok := col[name]; ok && i < len(r) {
+			return strings.TrimSpace(r[i])
+		}
+		return ""
+	}
+	var out []failure
+	for _, r := range rows {
+		f := failure{Type: cell(r, "type"), Signature: cell(r, "signature"), Error: cell(r, "error")}
+		f.Time, _ = time.Parse(time.RFC3339, cell(r, "time"))
+		out = append(out, f)
+	}
+	return out
+}
+
+// summary is seed 000's retry summary over every issue.
+type summary struct {
+	Total, FirstAttempt, Retried, RetrySuccess int
+	Escalated, Halted, Skipped, Open           int
+	Loops, AutoLoops, Transient                int
+	Wall                                       time.Duration
+}
+
+func (a *analysis) summary() summary {
+	var s summary
+	for _, is := range a.Issues {
+		s.Total++
+		if is.Retries > 0 {
+			s.Retried++
+		}
+		switch is.Status {
+		case issuequeue.StatusResolved:
+			if is.Retries == 0 {
+				s.FirstAttempt++
+			} else {
+				s.RetrySuccess++
+			}
+		case issuequeue.StatusSkipped:
+			s.Skipped++
+		case issuequeue.StatusPending, issuequeue.StatusInProgress:
+			s.Open++
+		}
+		if is.Status == issuequeue.StatusEscalated || len(is.Escalations) > 0 {
+			s.Escalated++
+		}
+		if is.Halted {
+			s.Halted++
+		}
+	}
+	for _, rn := range a.Runs {
+		s.Loops += len(rn.Loops)
+		s.AutoLoops += rn.Auto
+		for _, l := range rn.Loops {
+			s.Transient += l.TransientRetries
+		}
+		s.Wall += rn.End.Sub(rn.Start)
+	}
+	return s
+}
+
+// pct formats part of whole as a whole percentage.
+func pct(part, whole int) string {
+	if whole == 0 {
+		return "–"
+	}
+	return strconv.Itoa((part*100+whole/2)/whole) + "%"
+}
+
+// duration formats d for people: two units at most.
+func duration(d time.Duration) string {
+	if d < 0 {
+		d = 0
+	}
+	s := int64(d.Round(time.Second) / time.Second)
+	switch {
+	case s < 60:
+		return fmt.Sprintf("%ds", s)
+	case s < 3600:
+		if s%60 == 0 {
+			return fmt.Sprintf("%dm", s/60)
+		}
+		return fmt.Sprintf("%dm %ds", s/60, s%60)
+	case s < 2*86400:
+		if s%3600/60 == 0 {
+			return fmt.Sprintf("%dh", s/3600)
+		}
+		return fmt.Sprintf("%dh %dm", s/3600, s%3600/60)
+	}
+	if s%86400/3600 == 0 {
+		return fmt.Sprintf("%dd", s/86400)
+	}
+	return fmt.Sprintf("%dd %dh", s/86400, s%86400/3600)
+}
+
+// stamp formats a time in UTC, to the minute.
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return "–"
+	}
+	return t.UTC().Format("2006-01-02 15:04") + " UTC"
+}
+
+func shortSig(s string) string {
+	if len(s) > 12 {
+		return s[:12]
+	}
+	return s
+}
