@@ -145,14 +145,16 @@ func ParseQueue(name string, src []byte) *Queue {
 	return q
 }
 
-// inSection reports whether line lies in a subsection of an issue.
+// inSection reports whether line lies in a subsection of an issue. Records
+// are in file order, so this is a binary search: a queue may hold many
+// fenced outputs that mention issue headings.
 func (q *Queue) inSection(line int) bool {
-	for _, r := range q.d.records {
-		if line >= r.h.line && line < r.endLine {
-			return len(r.subs) > 0 && line >= r.subs[0].h.line
-		}
+	rs := q.d.records
+	i := sort.Search(len(rs), func(i int) bool { return rs[i].h.line > line }) - 1
+	if i < 0 || line >= rs[i].endLine {
+		return false
 	}
-	return false
+	return len(rs[i].subs) > 0 && line >= rs[i].subs[0].h.line
 }
 
 // Findings returns every problem found, errors and warnings, in file order.

@@ -372,8 +372,8 @@ func scanBlocks(src []byte) *scan {
 		htmlTyp   int
 		htmlClose string
 		cur       para
-		fenceLine int // where the open fence or HTML block started
-		htmlLine  int
+		fenceLine int // where the open fence started
+		htmlLine  int // where the open HTML block started
 	)
 	endPara := func(i int) {
 		if state == stPara {
