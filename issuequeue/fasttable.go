@@ -92,7 +92,7 @@ func isSpaceByte(b byte) bool {
 // backslash, each cell's span trimmed; a row keeps at most limit cells (all
 // when limit < 0) and is padded with missing cells up to limit.
 func (s *scan) fastRow(i, limit int) row {
-	base := s.lines[i]
+	base := s.lineStart(i) // after a byte-order mark on line 0, as lineText is
 	raw := s.lineText(i)
 	lo, hi := 0, len(raw)
 	for lo < hi && isSpaceByte(raw[lo]) {

@@ -69,3 +69,7 @@ func FuzzFastTable(f *testing.F) {
 		checkFastTable(t, []byte(src))
 	})
 }
+
+func TestFastTableAfterBOM(t *testing.T) {
+	checkFastTable(t, []byte("\ufeff| a | b |\n|---|---|\n| c | d |\n"))
+}

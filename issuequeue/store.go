@@ -242,12 +242,18 @@ func (p Paths) AppendToArchive(ids []string, blocks []string) error {
 		base = []byte(ArchiveTemplate)
 	}
 	a := ParseQueue(p.Archive(), base)
+	if err := a.Err(); err != nil {
+		return err // a hand-damaged archive is reported, never appended to
+	}
 	next, err := a.Apply(edits(a)...)
 	if err != nil {
 		return err
 	}
 	return statefile.Replace(p.Archive(), orig, next, func(cur []byte) ([]byte, error) {
 		c := ParseQueue(p.Archive(), cur)
+		if err := c.Err(); err != nil {
+			return nil, err
+		}
 		return c.Apply(edits(c)...)
 	})
 }
