@@ -147,35 +147,3 @@ func lineCol(data string, offset int) (line, col int) {
 	before := data[:offset]
 	return strings.Count(before, "\n") + 1, offset - strings.LastIndexByte(before, '\n')
 }
-
-// nearest returns the candidate closest to s by edit distance, if close
-// enough to be a plausible typo.
-func nearest(s string, candidates []string) string {
-	best, bestD := "", len(s)/2+1
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}

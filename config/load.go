@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/autoretry/orchestrator/internal/suggest"
 	"io/fs"
 	"os"
 	"slices"
@@ -127,7 +128,7 @@ func (d *fileDecoder) walk(doc map[string]any) {
 				d.problem(path, key, "verify: a check name must not be empty")
 			case sec == "verify" && isTable:
 				d.check(k, v.(map[string]any), path)
-			case sec == "verify" && nearest(k, sectionKeys(sec)) == "":
+			case sec == "verify" && suggest.Nearest(k, sectionKeys(sec)) == "":
 				d.problem(path, key, fmt.Sprintf(`%s: a check must be a table ([%s] with command = "..."), not %s`, key, key, tomlType(v)))
 			default:
 				d.unknown(path, sec, sectionKeys(sec))
@@ -200,7 +201,7 @@ func (d *fileDecoder) problem(path []string, key, msg string) {
 func (d *fileDecoder) unknown(path []string, table string, candidates []string) {
 	name := path[len(path)-1]
 	msg := fmt.Sprintf("unknown key %q in [%s]", name, table)
-	if near := nearest(name, candidates); near != "" {
+	if near := suggest.Nearest(name, candidates); near != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", near)
 	}
 	d.problem(path, strings.Join(path, "."), msg)
@@ -210,7 +211,7 @@ func (d *fileDecoder) unknownTopLevel(name string, v any) {
 	var msg string
 	if _, isTable := v.(map[string]any); isTable {
 		msg = fmt.Sprintf("unknown section [%s]", name)
-		if near := nearest(name, sections); near != "" {
+		if near := suggest.Nearest(name, sections); near != "" {
 			msg += fmt.Sprintf(" (did you mean [%s]?)", near)
 		}
 	} else {
@@ -353,7 +354,7 @@ func (c *Config) CheckEnviron(environ []string) error {
 			}
 		}
 		slices.Sort(stems)
-		if near := nearest(name[len(prefix):len(name)-len(tail)], stems); near != "" {
+		if near := suggest.Nearest(name[len(prefix):len(name)-len(tail)], stems); near != "" {
 			msg += fmt.Sprintf(" (did you mean %s%s%s?)", prefix, near, tail)
 		}
 		problems = append(problems, Problem{Var: name, Msg: msg})

@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"github.com/autoretry/orchestrator/internal/suggest"
 	"math"
 	"regexp"
 	"regexp/syntax"
@@ -121,7 +122,7 @@ func (c *Config) lookup(key string) (setting, error) {
 		}
 	}
 	msg := fmt.Sprintf("unknown key %q", key)
-	if near := nearest(key, c.knownKeys()); near != "" {
+	if near := suggest.Nearest(key, c.knownKeys()); near != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", near)
 	}
 	return setting{}, errors.New(msg)

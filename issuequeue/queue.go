@@ -2,6 +2,7 @@ package issuequeue
 
 import (
 	"fmt"
+	"github.com/autoretry/orchestrator/internal/suggest"
 	"regexp"
 	"sort"
 	"strconv"
@@ -286,7 +287,7 @@ func enumField(v, def string, allowed []string, report func(v, hint string)) str
 		}
 	}
 	hint := ""
-	if near := nearest(v, allowed); near != "" {
+	if near := suggest.Nearest(v, allowed); near != "" {
 		hint = fmt.Sprintf("; did you mean %q?", near)
 	}
 	report(v, hint)
@@ -327,41 +328,6 @@ func ParseSignatureList(v string) ([]string, error) {
 
 // FormatSignatureList writes a Previous-Signatures value.
 func FormatSignatureList(sigs []string) string { return "[" + strings.Join(sigs, ", ") + "]" }
-
-// nearest returns the candidate within a small edit distance of s, if any.
-func nearest(s string, candidates []string) string {
-	best, bestD := "", len(s)/2+1
-	if bestD > 3 {
-		bestD = 3
-	}
-	ls := strings.ToLower(s)
-	for _, c := range candidates {
-		if d := editDistance(ls, c); d < bestD || (d <= bestD && strings.HasPrefix(c, ls) && len(ls) >= 3) {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
-}
 
 func sortFindings(fs []Finding) {
 	sort.SliceStable(fs, func(i, j int) bool {

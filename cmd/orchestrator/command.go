@@ -5,11 +5,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/autoretry/orchestrator/internal/suggest"
 	"io"
 	"os"
 	"os/signal"
 	"sort"
-	"strings"
 	"syscall"
 
 	"github.com/autoretry/orchestrator/config"
@@ -118,7 +118,7 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 	if !ok {
 		err := fmt.Errorf("unknown command %q", rest[0])
 		hint := "run 'orchestrator help' for the list of commands"
-		if near := nearest(rest[0], commandNames()); near != "" {
+		if near := suggest.Nearest(rest[0], commandNames()); near != "" {
 			hint = "did you mean 'orchestrator " + near + "'?"
 		}
 		return &exitError{code: exitUsage, err: err, hints: []string{hint}}
@@ -218,36 +218,4 @@ func commandNames() []string {
 	}
 	sort.Strings(names)
 	return names
-}
-
-// nearest returns the candidate closest to s by edit distance, if close enough
-// to be a plausible typo.
-func nearest(s string, candidates []string) string {
-	best, bestD := "", len(s)/2+1
-	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestD {
-			best, bestD = c, d
-		}
-	}
-	return best
-}
-
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }

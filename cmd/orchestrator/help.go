@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"github.com/autoretry/orchestrator/internal/suggest"
 	"runtime/debug"
 	"strings"
 )
@@ -101,7 +102,7 @@ func runHelp(ctx context.Context, e *env, args []string) error {
 	c, ok := commands[args[0]]
 	if !ok {
 		hint := "run 'orchestrator help' for the list of commands"
-		if near := nearest(args[0], commandNames()); near != "" {
+		if near := suggest.Nearest(args[0], commandNames()); near != "" {
 			hint = "did you mean 'orchestrator help " + near + "'?"
 		}
 		return withCode(exitUsage, fmt.Errorf("unknown command %q", args[0]), hint)
