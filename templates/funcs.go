@@ -2,6 +2,7 @@ package templates
 
 import (
 	"fmt"
+	"github.com/autoretry/orchestrator/issuequeue"
 	"math"
 	"path/filepath"
 	"strings"
@@ -151,25 +152,7 @@ func mustPlural(n int, word string) string {
 // newline. The fence is a run of backticks longer than any run inside text
 // (at least three), so nothing in text can end the block or start a heading:
 // failure output written into a section cannot create, end or alter an issue.
-func Fence(text string) string {
-	longest, run := 0, 0
-	for i := 0; i < len(text); i++ {
-		if text[i] == '`' {
-			run++
-			longest = max(longest, run)
-		} else {
-			run = 0
-		}
-	}
-	f := strings.Repeat("`", max(3, longest+1))
-	if text == "" {
-		return f + "\n" + f
-	}
-	if !strings.HasSuffix(text, "\n") {
-		text += "\n"
-	}
-	return f + "\n" + text + f
-}
+func Fence(text string) string { return issuequeue.Fence(text) }
 
 var (
 	xmlText = strings.NewReplacer("&", "&amp;", "<", "&lt;", ">", "&gt;")
