@@ -1,2 +1,108 @@
-// Package signature computes failure signatures: SHA-256 hashes of command output.
+// Package signature computes failure signatures: SHA-256 hashes of a
+// command's output, normalized so that reruns of the same failure hash the
+// same while different failures do not.
+//
+// A signature is 64 lowercase hexadecimal digits. Rules.Sum, Rules.SumBytes
+// and a Digest compute it; Rules.Explain writes the normalized text itself,
+// whose sha256sum is the signature. Raw, and the rule set Off, hash the exact
+// bytes, as sha256sum does.
+//
+// # Rule set v1
+//
+// The output is read as lines and each line is normalized on its own, in one
+// pass of a hand-written scanner (no regular expression engine, except for
+// configured extra patterns). The rules are versioned: these are V1, and any
+// change to them is a new version, so that an upgrade never silently
+// regroups failures.
+//
+// Lines and layout:
+//
+//   - A line ends at "\n". Carriage returns at the end of a line are dropped
+//     (CRLF becomes LF), and of a line that still holds carriage returns only
+//     the text after the last one is kept, as a terminal shows a progress
+//     bar: "10%\r50%\r100% done" becomes "100% done".
+//   - Terminal escape sequences are removed: CSI (colours, cursor movement),
+//     OSC (titles, hyperlinks), and the other ESC sequences.
+//   - Extra patterns, if configured, replace their matches with
+//     "<redacted>"; they see the line as above, before the rules below.
+//   - Runs of spaces and tabs become one space; spaces and tabs at the start
+//     and end of a line are dropped. A line left empty stays an empty line,
+//     except at the end of the output, where empty lines are dropped.
+//     Every line, the last one too, ends with "\n" in the normalized text.
+//   - A line longer than 64 KiB (counted after the carriage return rule) is
+//     cut to its first 64 KiB, so that memory stays bounded whatever the
+//     input.
+//
+// Placeholders, applied left to right; a "word" is a run of ASCII letters,
+// digits and '_':
+//
+//	<ts>    dates and times: 2026-01-02T15:04:05.123Z, 2026-01-02T15:04:05+01:00,
+//	        2026/01/02 15:04:05 (package log), 2026-01-02 15:04:05,123 (Python),
+//	        2026-01-02 15:04:05.9 +0000 UTC m=+0.0012 (time.Time.String),
+//	        2026-01-02, and clock times 15:04:05 or 15:04:05.000 alone; not
+//	        when they run into a word (2026-01-02x is kept)
+//	<dur>   durations: 0.03s, (0.00s), 12ms, 1.5µs, 1m30s, 2h0m0.5s, 5sec, 10min,
+//	        and after a space 12 ms, 0.5 s, 3 seconds, 2 minutes (not "5 h", "5 m")
+//	<uuid>  UUIDs: 3f2a9c1b-1234-4abc-8def-0123456789ab, either case
+//	<hex>   0x followed by hexadecimal digits, however short (0x3, +0x1d,
+//	        (0xc000123456, 0x3)); and words of 8 or more hexadecimal digits
+//	        (deadbeef, 3f2a9c1d8e7b6a5f, the hash in mycrate-1a2b3c4d5e6f7a8b)
+//	<tmp>   temporary paths: under /tmp, /var/tmp, /dev/shm, /var/folders,
+//	        /private/tmp, /private/var/folders (macOS) and $TMPDIR (its value
+//	        when the rules are compiled), which covers Go's build directories
+//	        (/tmp/go-build123/b001/…) and test directories (t.TempDir, pytest's
+//	        tmp_path). The directories become <tmp>; the file name stays when
+//	        it looks like one (name.ext with a short lower-case extension, not
+//	        mktemp's or Python's random tmp… names) because it tells failures
+//	        apart: /tmp/TestX123/001/config.json becomes <tmp>/config.json,
+//	        /tmp/go-build123/b001/exe/main becomes <tmp>
+//	<line>  line numbers after a file name (name.ext, the extension starting
+//	        with a letter): x.go:42 and x.go:42:17 become x.go:<line>;
+//	        x.ts(3,7): becomes x.ts(<line>): (TypeScript, MSBuild); Python's
+//	        File "x.py", line 12 becomes line <line>
+//	<n>     the number in "goroutine 17", "Goroutine 7", "pid 4242", "pid=4242",
+//	        "pid: 4242" and Rust's "thread 'main' (4829) panicked"; words of 5
+//	        or more decimal digits (1234567, the 30000000000000004 of
+//	        0.30000000000000004); and 5 or more digits ending a word with no
+//	        other digit (worker12345 becomes worker<n>)
+//	<port>  the port after an IPv4 address, localhost or a bracketed IPv6
+//	        address (127.0.0.1:38211, localhost:8080, [::1]:443), and a bare
+//	        :8080 after a space, quote, bracket, '=' or ','
+//
+// Kept as they are, because they tell failures apart: exit statuses ("exit
+// status 1" and "exit status 2" differ), HTTP status codes (404 and 500),
+// numbers of up to 4 digits, test, file and function names, messages,
+// error codes (TS2322, E0308), short hexadecimal words (a 7-digit git hash).
+//
+// For example,
+//
+//	2026/01/02 15:04:05 --- FAIL: TestDial (0.03s)
+//	    dial_test.go:42: dial tcp 127.0.0.1:38211: connection refused (pid 4242)
+//	goroutine 17 [running]:
+//	main.dial(0xc000123456, 0x3)
+//		/tmp/go-build123/b001/dial.go:17 +0x1d
+//
+// normalizes to
+//
+//	<ts> --- FAIL: TestDial (<dur>)
+//	dial_test.go:<line>: dial tcp 127.0.0.1:<port>: connection refused (pid <n>)
+//	goroutine <n> [running]:
+//	main.dial(<hex>, <hex>)
+//	<tmp>/dial.go:<line> +<hex>
+//
+// Normalizing normalized text changes nothing (for lines well under the
+// length cap): no placeholder can be matched by a rule, and no rule's
+// decision depends on text that another rule replaces. Extra patterns are
+// the exception: a pattern that matches "<redacted>", or text around it, is
+// applied again.
+//
+// # Speed and memory
+//
+// Output is streamed: complete lines are normalized where they lie in the
+// read buffer, only an unfinished line is copied, and at most 64 KiB of it
+// is kept. The scanner classifies each byte with one table lookup, looks
+// closer only at words with digits and at a few punctuation marks, and
+// copies the text between replacements in one piece. Hashing is done on
+// the calling goroutine: handing buffers to a second one was measured to
+// cost more than it saved.
 package signature

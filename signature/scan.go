@@ -1,6 +1,10 @@
 package signature
 
-import "bytes"
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+)
 
 // Byte classes of the scanner. Bytes of class 0 never start a rule and are
 // copied as they are.
@@ -9,12 +13,18 @@ const (
 	cHex                 // a-f, A-F
 	cAlpha               // other ASCII letters, and '_'
 	cSpace               // ' ', '\t'
-	cSpecial             // '/', ':', '(': temp paths, line numbers, ports
+	cSpecial             // '/', ':', '(', and '\r' and ESC
 
 	cWord = cDigit | cHex | cAlpha
 )
 
 var class [256]uint8
+
+// afterShortNumber marks the bytes after a number of up to 4 digits that
+// can make it part of a rule: a date or clock ("-", "/", ":"), a duration
+// (".", a blank, "µ"). beforeNumber marks the bytes before a number that can
+// end a keyword ("pid 7", "pid=7", "pid: 7", "(7)").
+var afterShortNumber, beforeNumber [256]bool
 
 // pathChar marks the bytes a temporary path is made of.
 var pathChar [256]bool
@@ -34,6 +44,17 @@ func init() {
 	class['_'] = cAlpha
 	class[' '], class['\t'] = cSpace, cSpace
 	class['/'], class[':'], class['('] = cSpecial, cSpecial, cSpecial
+	class['\r'], class[0x1b] = cSpecial, cSpecial // resolved before the rules
+
+	for _, c := range []byte("-/:. \t") {
+		afterShortNumber[c] = true
+	}
+	for c := 0x80; c < 256; c++ {
+		afterShortNumber[c] = true
+	}
+	for _, c := range []byte(" \t=:(") {
+		beforeNumber[c] = true
+	}
 
 	for c := range 256 {
 		pathChar[c] = class[c]&cWord != 0 || c >= 0x80
@@ -73,7 +94,7 @@ func (s *scanner) setTempRoots(tmpdir string) {
 	if t := cleanTempDir(tmpdir); t != "" {
 		covered := false
 		for _, r := range builtinRoots {
-			if len(t) >= len(r) && t[:len(r)] == r {
+			if strings.HasPrefix(t, r) {
 				covered = true
 			}
 		}
@@ -86,6 +107,19 @@ func (s *scanner) setTempRoots(tmpdir string) {
 		s.roots = append(s.roots, []byte(r))
 		s.rootStart[r[1]] = true
 	}
+}
+
+// cleanTempDir returns the TMPDIR value as a path prefix ending in "/", or
+// "" when it is unset, relative, or the root.
+func cleanTempDir(dir string) string {
+	if dir == "" || !filepath.IsAbs(dir) {
+		return ""
+	}
+	dir = filepath.ToSlash(filepath.Clean(dir))
+	if dir == "/" || strings.ContainsAny(dir, " \t") {
+		return ""
+	}
+	return dir + "/"
 }
 
 // Placeholders. None of them can be matched by a rule again, which keeps
@@ -101,22 +135,33 @@ const (
 	phPort = "<port>"
 )
 
-// appendLine appends the normalization of one line to out. The line has no
-// newline, carriage return or escape sequence left in it.
+// appendLine appends the normalization of one line, given without its
+// newline, to out. It returns false, with out as it was, if the line holds a
+// carriage return or an escape sequence: those are resolved first (see
+// stream.line), which few lines need.
 //
 // The scan copies nothing while it walks over text that stays: b[mark:i] is
 // what has been kept since the last replacement, and it is appended in one
 // piece when a replacement (or the end) comes.
-func (s *scanner) appendLine(out, b []byte) []byte {
+func (s *scanner) appendLine(out, b []byte) ([]byte, bool) {
+	// Blanks at both ends go first; rules see the line between them.
+	for len(b) > 0 && isSpace(b[len(b)-1]) {
+		b = b[:len(b)-1]
+	}
+	i := 0
+	for i < len(b) && isSpace(b[i]) {
+		i++
+	}
+	b = b[i:]
 	n := len(b)
 	lineStart := len(out)
 	mark := 0
-	// A keyword ("goroutine", "pid", Python's "line") marks the number
-	// after it to be replaced whatever its length.
-	forceAt, forcePH := -1, ""
-	i := 0
+	// Most lines hold single spaces only; there a space is plain text and
+	// costs no more than a letter.
+	i = 0
 	for i < n {
-		k := class[b[i]]
+		c := b[i]
+		k := class[c]
 		if k == 0 {
 			i++
 			continue
@@ -132,55 +177,46 @@ func (s *scanner) appendLine(out, b []byte) []byte {
 				f |= k2
 				j++
 			}
-			start, end, ph := i, 0, ""
-			switch {
-			case i == forceAt:
-				end, ph = j, forcePH
-			case f&cDigit == 0:
-				if f&cAlpha == 0 {
+			if f&cDigit == 0 {
+				if f&cAlpha == 0 && j-i >= 8 { // hexadecimal letters only
+					end, ph := j, phHex
 					if j-i == 8 && j < n && b[j] == '-' {
 						if e := uuid(b, i); e > 0 {
 							end, ph = e, phUUID
 						}
 					}
-					if end == 0 && j-i >= 8 {
-						end, ph = j, phHex
-					}
-				} else if w := j - i; w == 3 || w == 4 || w == 6 || w == 9 {
-					if d, p := keyword(b, i, j); d >= 0 {
-						forceAt, forcePH = d, p
-					}
+					out = append(out, b[mark:i]...)
+					out = append(out, ph...)
+					mark, j = end, end
 				}
-			default:
-				prev := byte(0)
-				if i > mark {
-					prev = b[i-1]
-				} else if len(out) > lineStart {
-					prev = out[len(out)-1]
-				}
-				start, end, ph = numeric(b, i, j, f, prev)
+				i = j
+				continue
 			}
-			if end > 0 {
+			if f == cDigit && j-i < 5 && (j == n || !afterShortNumber[b[j]]) && (i == 0 || !beforeNumber[b[i-1]]) {
+				i = j // a short number: no rule applies (the common case)
+				continue
+			}
+			prev := byte(0)
+			if i > mark {
+				prev = b[i-1]
+			} else if len(out) > lineStart {
+				prev = out[len(out)-1]
+			}
+			if start, end, ph := numeric(b, i, j, f, prev); end > 0 {
 				out = append(out, b[mark:start]...)
 				out = append(out, ph...)
-				mark, i = end, end
-			} else {
-				i = j
+				mark, j = end, end
 			}
+			i = j
 			continue
 		}
-		switch b[i] {
+		switch c {
 		case ' ', '\t':
 			j := i + 1
-			for j < n && isSpace(b[j]) {
+			for isSpace(b[j]) { // the line does not end in a blank
 				j++
 			}
-			switch {
-			case i == 0 || j == n: // leading or trailing: dropped
-				out = append(out, b[mark:i]...)
-				mark = j
-			case j == i+1 && b[i] == ' ':
-			default:
+			if j > i+1 || c == '\t' {
 				out = append(out, b[mark:i]...)
 				out = append(out, ' ')
 				mark = j
@@ -229,11 +265,13 @@ func (s *scanner) appendLine(out, b []byte) []byte {
 				}
 			}
 			i++
+		case '\r', 0x1b:
+			return out[:lineStart], false
 		default:
 			i++
 		}
 	}
-	return append(out, b[mark:]...)
+	return append(out, b[mark:]...), true
 }
 
 // numeric decides what becomes of the word b[i:j], which holds a digit and
@@ -244,12 +282,23 @@ func numeric(b []byte, i, j int, f uint8, prev byte) (start, end int, ph string)
 	n := len(b)
 	w := j - i
 	if isDigit(b[i]) {
-		if j < n && ((w == 4 && (b[j] == '-' || b[j] == '/')) || (w <= 2 && b[j] == ':')) {
+		next := byte(0)
+		if j < n {
+			next = b[j]
+		}
+		if f == cDigit && i > 0 {
+			if p := b[i-1]; isSpace(p) || p == '=' || p == ':' || p == '(' {
+				if ph := keywordBefore(b, i); ph != "" {
+					return i, j, ph
+				}
+			}
+		}
+		if (w == 4 && (next == '-' || next == '/')) || (w <= 2 && next == ':') {
 			if e := timestamp(b, i); e > 0 {
 				return i, e, phTS
 			}
 		}
-		if w == 8 && f&cAlpha == 0 && j < n && b[j] == '-' {
+		if w == 8 && f&cAlpha == 0 && next == '-' {
 			if e := uuid(b, i); e > 0 {
 				return i, e, phUUID
 			}
@@ -257,7 +306,9 @@ func numeric(b []byte, i, j int, f uint8, prev byte) (start, end int, ph string)
 		if w > 2 && b[i] == '0' && (b[i+1] == 'x' || b[i+1] == 'X') && allHex(b[i+2:j]) {
 			return i, j, phHex
 		}
-		if prev != '.' {
+		// A duration's number is followed by its unit, a space, a fraction
+		// or µ; the word then holds letters, or ends there.
+		if prev != '.' && (f != cDigit || next == '.' || next == ' ' || next == '\t' || next >= 0x80) {
 			if e := duration(b, i); e > 0 {
 				return i, e, phDur
 			}
@@ -336,33 +387,46 @@ func skipSpace(b []byte, i int) int {
 // "T" or spaces and a clock; clocks are 15:04:05 with an optional fraction
 // (.000 or ,000) and zone (Z, +07:00, -0700, " -0700 MST" and Go's
 // monotonic " m=+0.001").
+//
+// The match must end a word. If the longest form does not, shorter ones
+// are tried (without the zone, then the fraction, then the clock): what
+// follows may be replaced by another rule, and the shorter form is what a
+// second normalization would see.
 func timestamp(b []byte, i int) int {
 	n := len(b)
-	e := 0
+	ends := func(e int) bool { return e == n || !isWord(b[e]) }
+	date := 0
+	k := i
 	if digitsAt(b, i, 4) && i+10 <= n && (b[i+4] == '-' || b[i+4] == '/') && b[i+7] == b[i+4] &&
 		digitsAt(b, i+5, 2) && digitsAt(b, i+8, 2) {
-		e = i + 10
-		if e < n && (b[e] == 'T' || isSpace(b[e])) {
-			k := e + 1
-			if b[e] != 'T' {
-				k = skipSpace(b, e)
+		date = i + 10
+		if date == n || (b[date] != 'T' && !isSpace(b[date])) {
+			if ends(date) {
+				return date
 			}
-			if c := clock(b, k); c > 0 {
-				e = zone(b, c)
+			return 0
+		}
+		k = date + 1
+		if b[date] != 'T' {
+			k = skipSpace(b, date)
+		}
+	}
+	if sec, frac := clock(b, k); sec > 0 {
+		for _, e := range [...]int{zone(b, frac), frac, sec} {
+			if ends(e) {
+				return e
 			}
 		}
-	} else if c := clock(b, i); c > 0 {
-		e = zone(b, c)
 	}
-	if e == 0 || (e < n && isWord(b[e])) {
-		return 0
+	if date > 0 && ends(date) {
+		return date
 	}
-	return e
+	return 0
 }
 
-// clock returns the end of H:MM:SS or HH:MM:SS with an optional fraction
-// at b[i:], or 0.
-func clock(b []byte, i int) int {
+// clock reads H:MM:SS or HH:MM:SS at b[i:] and returns where the seconds
+// end and where an optional fraction (.000 or ,000) ends, or 0, 0.
+func clock(b []byte, i int) (sec, frac int) {
 	n := len(b)
 	k := i
 	if digitsAt(b, k, 2) {
@@ -370,25 +434,23 @@ func clock(b []byte, i int) int {
 	} else if digitsAt(b, k, 1) {
 		k++
 	} else {
-		return 0
+		return 0, 0
 	}
 	if k+6 > n || b[k] != ':' || !digitsAt(b, k+1, 2) || b[k+3] != ':' || !digitsAt(b, k+4, 2) {
-		return 0
+		return 0, 0
 	}
 	k += 6
-	if k < n && isDigit(b[k]) {
-		return 0
-	}
+	sec = k
 	switch {
 	case k+1 < n && b[k] == '.' && isDigit(b[k+1]):
 		k++
 		for k < n && isDigit(b[k]) {
 			k++
 		}
-	case k+3 < n && b[k] == ',' && digitsAt(b, k+1, 3) && (k+4 == n || !isDigit(b[k+4])):
+	case k+3 < n && b[k] == ',' && digitsAt(b, k+1, 3):
 		k += 4
 	}
-	return k
+	return sec, k
 }
 
 // zone returns the end of the time zone and monotonic clock reading that
@@ -406,11 +468,11 @@ func zone(b []byte, k int) int {
 			return k
 		}
 		m := k + 3
-		if m+2 < n && b[m] == ':' && digitsAt(b, m+1, 2) {
-			return m + 3
-		}
-		if digitsAt(b, m, 2) {
-			return m + 2
+		switch {
+		case m+2 < n && b[m] == ':' && digitsAt(b, m+1, 2):
+			m += 3
+		case digitsAt(b, m, 2):
+			m += 2
 		}
 		if m < n && isDigit(b[m]) {
 			return k
@@ -505,7 +567,12 @@ func duration(b []byte, i int) int {
 		if ws := skipSpace(b, k); ws > k {
 			if u, _ := unit(b, ws); u > 0 && spacedUnit(b[ws:ws+u]) {
 				k = ws + u
-				break
+				// The unit starts a word of its own; digits may end that
+				// word ("3 s12345"), and are replaced on their own later.
+				if k < n && b[k] == '_' {
+					return 0
+				}
+				return k
 			}
 		}
 		return 0
@@ -547,75 +614,83 @@ func spacedUnit(u []byte) bool {
 	return string(u) != "h" && string(u) != "m"
 }
 
-// keyword checks the word b[i:j] for "goroutine N", "pid N", Rust's
-// "thread 'name' (N) panicked" and Python's `File "x.py", line N`. It
-// returns where N starts and its placeholder, or -1.
-func keyword(b []byte, i, j int) (int, string) {
-	n := len(b)
-	w := b[i:j]
-	d, ph := -1, phN
-	switch string(w) {
-	case "goroutine", "Goroutine":
-		if d = skipSpace(b, j); d == j {
-			return -1, ""
+// keywordBefore checks what precedes the number b[i:...] for "goroutine
+// N", "pid N" (also pid=N, pid: N, PID, Pid), Rust's "thread 'name' (N)"
+// and Python's `File "x.py", line N`. It returns the placeholder of the
+// number, or "".
+func keywordBefore(b []byte, i int) string {
+	k := i
+	for k > 0 && isSpace(b[k-1]) {
+		k--
+	}
+	spaced := k < i
+	if k == 0 {
+		return ""
+	}
+	switch b[k-1] {
+	case 'e', 'd', 'D', '=', ':', '(': // the last bytes of the keywords
+	default:
+		return ""
+	}
+	switch b[k-1] {
+	case '=', ':':
+		if w := wordBefore(b, k-1); string(w) == "pid" || string(w) == "PID" || string(w) == "Pid" {
+			return phN
 		}
-	case "pid", "PID", "Pid":
-		d = j
-		if d < n && (b[d] == '=' || b[d] == ':') {
-			d++
+		return ""
+	case '(':
+		if spaced {
+			return ""
 		}
-		d = skipSpace(b, d)
-		if d == j {
-			return -1, ""
+		k--
+		for k > 0 && isSpace(b[k-1]) {
+			k--
 		}
-	case "thread":
-		k := skipSpace(b, j)
-		if k == j || k >= n || b[k] != '\'' {
-			return -1, ""
+		if k == 0 || b[k-1] != '\'' {
+			return ""
 		}
-		q := bytes.IndexByte(b[k+1:], '\'')
+		q := bytes.LastIndexByte(b[:k-1], '\'')
 		if q < 0 {
-			return -1, ""
+			return ""
 		}
-		k = skipSpace(b, k+1+q+1)
-		if k >= n || b[k] != '(' {
-			return -1, ""
+		k = q
+		for k > 0 && isSpace(b[k-1]) {
+			k--
 		}
-		d = k + 1
-		e := d
-		for e < n && isDigit(b[e]) {
-			e++
+		if k < q && string(wordBefore(b, k)) == "thread" {
+			return phN
 		}
-		if e == d || e >= n || b[e] != ')' {
-			return -1, ""
-		}
-		return d, ph
+		return ""
+	}
+	if !spaced {
+		return ""
+	}
+	w := wordBefore(b, k)
+	switch string(w) {
+	case "goroutine", "Goroutine", "pid", "PID", "Pid":
+		return phN
 	case "line":
-		k := i
+		k -= len(w)
 		if k == 0 || !isSpace(b[k-1]) {
-			return -1, ""
+			return ""
 		}
 		for k > 0 && isSpace(b[k-1]) {
 			k--
 		}
-		if k < 2 || b[k-1] != ',' || b[k-2] != '"' {
-			return -1, ""
+		if k >= 2 && b[k-1] == ',' && b[k-2] == '"' {
+			return phLine
 		}
-		if d = skipSpace(b, j); d == j {
-			return -1, ""
-		}
-		ph = phLine
-	default:
-		return -1, ""
 	}
-	e := d
-	for e < n && isDigit(b[e]) {
-		e++
+	return ""
+}
+
+// wordBefore returns the word that ends at b[k].
+func wordBefore(b []byte, k int) []byte {
+	s := k
+	for s > 0 && isWord(b[s-1]) {
+		s--
 	}
-	if e == d || (e < n && isWord(b[e])) {
-		return -1, ""
-	}
-	return d, ph
+	return b[s:k]
 }
 
 // tempPath returns the end of the temporary path starting at b[i] (a '/'),
@@ -680,17 +755,20 @@ func colon(b []byte, c int) (int, string) {
 	for e < n && isDigit(b[e]) {
 		e++
 	}
+	if e < n && isWord(b[e]) {
+		return 0, ""
+	}
 	if fileBefore(b, c) {
 		if e+1 < n && b[e] == ':' && isDigit(b[e+1]) {
-			e += 2
-			for e < n && isDigit(b[e]) {
-				e++
+			col := e + 2
+			for col < n && isDigit(b[col]) {
+				col++
+			}
+			if col == n || !isWord(b[col]) {
+				e = col
 			}
 		}
 		return e, ":" + phLine
-	}
-	if e < n && isWord(b[e]) {
-		return 0, ""
 	}
 	switch hostBefore(b, c) {
 	case hostNamed:

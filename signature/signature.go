@@ -1,7 +1,6 @@
 package signature
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -9,7 +8,6 @@ import (
 	"hash"
 	"io"
 	"os"
-	"path/filepath"
 	"regexp"
 )
 
@@ -28,8 +26,9 @@ type Options struct {
 	Rules string
 
 	// Extra holds Go regular expressions whose matches are replaced by
-	// "<redacted>", line by line, before the built-in rules run. They must
-	// be empty when Rules is Off, and none may match empty text.
+	// "<redacted>", line by line, before the built-in rules run. None may
+	// match empty text. They are part of normalization: with Off they are
+	// checked, then not used.
 	Extra []string
 
 	// Getenv looks up TMPDIR, whose paths are masked like those under /tmp.
@@ -46,17 +45,14 @@ type Rules struct {
 
 // Compile checks o and returns the rules it describes.
 func Compile(o Options) (*Rules, error) {
+	r := &Rules{}
 	switch o.Rules {
 	case "", V1:
 	case Off:
-		if len(o.Extra) > 0 {
-			return nil, errors.New("extra patterns need normalization, but the rule set is \"off\"")
-		}
-		return &Rules{off: true}, nil
+		r.off = true
 	default:
 		return nil, fmt.Errorf("unknown signature rule set %q (known: %q, %q)", o.Rules, V1, Off)
 	}
-	r := &Rules{}
 	for _, p := range o.Extra {
 		re, err := regexp.Compile(p)
 		if err != nil {
@@ -66,6 +62,9 @@ func Compile(o Options) (*Rules, error) {
 			return nil, fmt.Errorf("extra pattern %q matches empty text", p)
 		}
 		r.sc.extra = append(r.sc.extra, extraPattern{re: re, lit: requiredLiteral(p)})
+	}
+	if r.off {
+		return &Rules{off: true}, nil
 	}
 	getenv := o.Getenv
 	if getenv == nil {
@@ -81,35 +80,18 @@ func (r *Rules) Sum(rd io.Reader) (string, error) {
 	if r.off {
 		return Raw(rd)
 	}
-	p := newPipeHash()
-	st := r.newStream(p.emit)
-	buf := make([]byte, readSize)
-	for {
-		n, err := rd.Read(buf)
-		st.write(buf[:n])
-		if err == io.EOF {
-			break
-		}
-		if err != nil {
-			p.abort()
-			return "", fmt.Errorf("reading output: %w", err)
-		}
+	d := r.NewDigest()
+	if _, err := io.CopyBuffer(d, onlyReader{rd}, make([]byte, readSize)); err != nil {
+		return "", fmt.Errorf("reading output: %w", err)
 	}
-	st.close()
-	return p.sum(), nil
+	return d.Sum(), nil
 }
 
 // SumBytes returns the signature of b.
 func (r *Rules) SumBytes(b []byte) string {
-	if r.off {
-		s := sha256.Sum256(b)
-		return hex.EncodeToString(s[:])
-	}
-	p := newPipeHash()
-	st := r.newStream(p.emit)
-	st.write(b)
-	st.close()
-	return p.sum()
+	d := r.NewDigest()
+	d.Write(b)
+	return d.Sum()
 }
 
 // Explain writes to w the normalized text of what it reads from rd: the
@@ -120,8 +102,7 @@ func (r *Rules) Explain(w io.Writer, rd io.Reader) error {
 		return err
 	}
 	nw := r.NewWriter(w)
-	buf := make([]byte, readSize)
-	if _, err := io.CopyBuffer(nw, onlyReader{rd}, buf); err != nil {
+	if _, err := io.CopyBuffer(nw, onlyReader{rd}, make([]byte, readSize)); err != nil {
 		return err
 	}
 	return nw.Close()
@@ -135,9 +116,9 @@ func (r *Rules) NewWriter(w io.Writer) io.WriteCloser {
 		return nopCloser{w}
 	}
 	nw := &writer{}
-	nw.st = r.newStream(func(b []byte) ([]byte, error) {
+	nw.st = r.newStream(func(b []byte) error {
 		_, err := w.Write(b)
-		return b[:0], err
+		return err
 	})
 	return nw
 }
@@ -147,9 +128,9 @@ func (r *Rules) NewWriter(w io.Writer) io.WriteCloser {
 func (r *Rules) NewDigest() *Digest {
 	d := &Digest{h: sha256.New()}
 	if !r.off {
-		d.st = r.newStream(func(b []byte) ([]byte, error) {
+		d.st = r.newStream(func(b []byte) error {
 			d.h.Write(b)
-			return b[:0], nil
+			return nil
 		})
 	}
 	return d
@@ -197,8 +178,7 @@ func (d *Digest) Sum() string {
 // Raw returns the SHA-256 of the bytes read from rd, as sha256sum prints it.
 func Raw(rd io.Reader) (string, error) {
 	h := sha256.New()
-	buf := make([]byte, readSize)
-	if _, err := io.CopyBuffer(h, onlyReader{rd}, buf); err != nil {
+	if _, err := io.CopyBuffer(h, onlyReader{rd}, make([]byte, readSize)); err != nil {
 		return "", fmt.Errorf("reading output: %w", err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
@@ -243,63 +223,4 @@ func (w *writer) Close() error {
 	w.closed = true
 	w.st.close()
 	return w.st.err
-}
-
-// pipeHash hashes normalized output on a second goroutine, so that
-// normalizing and hashing use two cores. Buffers go round between the
-// normalizer (which fills one) and the hasher (which empties the others).
-type pipeHash struct {
-	full chan []byte
-	free chan []byte
-	done chan []byte
-}
-
-const pipeBuffers = 3
-
-func newPipeHash() *pipeHash {
-	p := &pipeHash{
-		full: make(chan []byte, pipeBuffers),
-		free: make(chan []byte, pipeBuffers),
-		done: make(chan []byte, 1),
-	}
-	for range pipeBuffers - 1 {
-		p.free <- make([]byte, 0, outSize)
-	}
-	go func() {
-		h := sha256.New()
-		for b := range p.full {
-			h.Write(b)
-			p.free <- b[:0]
-		}
-		p.done <- h.Sum(nil)
-	}()
-	return p
-}
-
-func (p *pipeHash) emit(b []byte) ([]byte, error) {
-	p.full <- b
-	return <-p.free, nil
-}
-
-func (p *pipeHash) sum() string {
-	close(p.full)
-	return hex.EncodeToString(<-p.done)
-}
-
-func (p *pipeHash) abort() {
-	close(p.full)
-	<-p.done
-}
-
-// cleanTempDir returns the TMPDIR value as a path prefix ending in "/", or
-// "" when it is unset, relative, or the root.
-func cleanTempDir(dir string) string {
-	if dir == "" || !filepath.IsAbs(dir) {
-		return ""
-	}
-	dir = filepath.ToSlash(filepath.Clean(dir))
-	if dir == "/" || bytes.ContainsAny([]byte(dir), " \t") {
-		return ""
-	}
-	return dir + "/"
 }

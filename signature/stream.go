@@ -8,21 +8,21 @@ const (
 	// return) is cut to its first maxLine bytes.
 	maxLine = 64 << 10
 
-	// outSize is the size of the normalized-output buffers; the output is
-	// handed on once a buffer holds flushAt bytes, at a line boundary.
+	// outSize is the size of the normalized-output buffer; the output is
+	// handed on once it holds flushAt bytes, at a line boundary.
 	outSize = 128 << 10
 	flushAt = 64 << 10
 )
 
 // stream splits output into lines, whatever the pieces it arrives in, and
-// hands the normalized text on in buffers. Complete lines inside a piece are
+// hands the normalized text on in pieces of about flushAt bytes. Complete lines inside a piece are
 // normalized where they lie; only the unfinished line at the end of a piece
 // is copied, and at most maxLine bytes of it are kept.
 type stream struct {
 	sc   *scanner
 	out  []byte
-	emit func([]byte) ([]byte, error) // takes a buffer, returns an empty one
-	err  error                        // first error of emit
+	emit func([]byte) error // takes the normalized text, in pieces
+	err  error              // the first error of emit
 
 	// The unfinished line: the bytes after its last carriage return, and
 	// whether carriage returns followed them (they are dropped if the line
@@ -32,10 +32,11 @@ type stream struct {
 
 	blank int // blank lines not written yet: dropped if nothing follows
 
-	clean []byte // the current line without ANSI escapes
+	clean []byte // the current line without escape sequences
+	held  []byte // a line's output while blank lines go before it
 }
 
-func (r *Rules) newStream(emit func([]byte) ([]byte, error)) *stream {
+func (r *Rules) newStream(emit func([]byte) error) *stream {
 	return &stream{sc: &r.sc, emit: emit, out: make([]byte, 0, outSize)}
 }
 
@@ -89,8 +90,42 @@ func (st *stream) appendCarry(b []byte) {
 	}
 }
 
-// line normalizes one line, given without its newline.
+// line normalizes one line, given without its newline. Most lines go
+// straight to the scanner; one that holds a carriage return or an escape
+// sequence, is too long, or meets extra patterns is prepared first.
 func (st *stream) line(b []byte) {
+	start := len(st.out)
+	ok := false
+	if len(b) <= maxLine && len(st.sc.extra) == 0 {
+		st.out, ok = st.sc.appendLine(st.out, b)
+	}
+	if !ok {
+		st.out, _ = st.sc.appendLine(st.out, st.prepare(b))
+	}
+	if len(st.out) == start {
+		st.blank++
+		return
+	}
+	if st.blank > 0 {
+		st.held = append(st.held[:0], st.out[start:]...)
+		st.out = st.out[:start]
+		for st.blank > 0 {
+			n := min(st.blank, len(newlines))
+			st.out = append(st.out, newlines[:n]...)
+			st.blank -= n
+			if len(st.out) >= flushAt {
+				st.flush()
+			}
+		}
+		st.out = append(st.out, st.held...)
+	}
+	st.out = append(st.out, '\n')
+}
+
+// prepare applies the rules that come before the scanner: the text after
+// the last carriage return, the length cap, no escape sequences, the extra
+// patterns.
+func (st *stream) prepare(b []byte) []byte {
 	if bytes.IndexByte(b, '\r') >= 0 {
 		for len(b) > 0 && b[len(b)-1] == '\r' {
 			b = b[:len(b)-1]
@@ -106,29 +141,16 @@ func (st *stream) line(b []byte) {
 		st.clean = stripANSI(st.clean[:0], b)
 		b = st.clean
 	}
-	if isBlank(b) {
-		st.blank++
-		return
-	}
-	for st.blank > 0 {
-		n := min(st.blank, len(newlines))
-		st.out = append(st.out, newlines[:n]...)
-		st.blank -= n
-		if len(st.out) >= flushAt {
-			st.flush()
-		}
-	}
-	if len(st.sc.extra) > 0 {
+	if len(st.sc.extra) > 0 && !isBlank(b) {
 		b = st.sc.redact(b)
 	}
-	st.out = st.sc.appendLine(st.out, b)
-	st.out = append(st.out, '\n')
+	return b
 }
 
 var newlines = bytes.Repeat([]byte{'\n'}, 4096)
 
 // isBlank reports whether b holds only spaces and tabs: such a line
-// normalizes to nothing.
+// normalizes to nothing, and patterns do not see it.
 func isBlank(b []byte) bool {
 	for _, c := range b {
 		if c != ' ' && c != '\t' {
@@ -154,9 +176,8 @@ func (st *stream) flush() {
 	if len(st.out) == 0 {
 		return
 	}
-	if st.err != nil {
-		st.out = st.out[:0]
-		return
+	if st.err == nil {
+		st.err = st.emit(st.out)
 	}
-	st.out, st.err = st.emit(st.out)
+	st.out = st.out[:0]
 }
