@@ -118,7 +118,7 @@ func TestKillDuringReplaceLeavesOldOrNew(t *testing.T) {
 	if t.Failed() {
 		return
 	}
-	if kills < 20 {
+	if kills < 10 {
 		t.Errorf("only %d kills within %s", kills, budget)
 	}
 	if leftovers == 0 || flips == 0 {

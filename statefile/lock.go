@@ -111,8 +111,9 @@ func TryRunLock(dir string, o Owner) (*Lock, error) {
 }
 
 // LockWrite takes the write lock of the state directory dir, waiting up to
-// wait for it; then it fails with a *BusyError naming the holder. Zero fields
-// of o default to this process's pid and the current time.
+// wait for it (not at all if wait <= 0), then failing with a *BusyError
+// naming the holder. Zero fields of o default to this process's pid and the
+// current time.
 //
 // A wait that times out or is cancelled leaves a goroutine blocked in the
 // kernel until the holder releases; it then drops the lock at once.
@@ -164,7 +165,7 @@ func (l *Lock) wait(ctx context.Context, wait time.Duration) error {
 	}
 	go func() {
 		if <-granted == nil {
-			_ = unlock(l.f, l.kind) // the process that gave up never used it
+			_ = unlock(l.f, l.kind) // granted too late: nobody will use it
 		}
 		l.close()
 	}()
