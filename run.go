@@ -299,6 +299,9 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		if loop > 1 && r.sentinelPresent() {
 			return r.sentinelStop()
 		}
+		if loop > 1 && ctx.Err() != nil {
+			return abortedAfter(loop - 1)
+		}
 		rep.Loops = loop
 		before, _, err := o.paths().Load()
 		if err != nil {
@@ -376,6 +379,11 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		}
 		if r.sentinelPresent() {
 			return r.sentinelStop()
+		}
+		// Aborted (abort, SIGTERM) after the loop ended: its verdicts are
+		// recorded; nothing is claimed for a loop that will not run.
+		if ctx.Err() != nil {
+			return abortedAfter(loop)
 		}
 
 		cr, err := o.Check(context.WithoutCancel(ctx))
@@ -483,6 +491,9 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 			Output: r.Terminal, Tail: 64 << 10, LogPath: filepath.Join(absDir, "logs", "loops", fmt.Sprintf("%s-%02d.log", runID, loop)),
 		})
 		lr := loopResult{Result: res, started: started}
+		if err != nil && ctx.Err() != nil {
+			return lr, ResultAborted, transient, nil // cancelled before it started
+		}
 		if err != nil {
 			return lr, "", transient, err
 		}
@@ -838,6 +849,12 @@ func (r *Runner) abortLoop(rep *RunReport, lr LoopRecord) error {
 		return err
 	}
 	return &StopError{Reason: fmt.Sprintf("aborted during loop %d; its issues are pending again", lr.Loop),
+		Hint: "run 'orchestrator run' again when ready"}
+}
+
+// abortedAfter is the stop of a run aborted between loops.
+func abortedAfter(loop int) error {
+	return &StopError{Reason: fmt.Sprintf("aborted after loop %d; no further loop starts", loop),
 		Hint: "run 'orchestrator run' again when ready"}
 }
 
