@@ -120,6 +120,11 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if e.getenv("NO_COLOR") != "" {
 		environ = append(environ, "NO_COLOR=1")
 	}
+	// A fixed clock reaches the agent's own 'orchestrator add' too, so that
+	// the issue it files is dated like the run.
+	if v := e.getenv("ORCHESTRATOR_NOW"); v != "" {
+		environ = append(environ, "ORCHESTRATOR_NOW="+v)
+	}
 	r := &orchestrator.Runner{O: o, Cfg: runConfig(cfg), Terminal: e.stdout, Stderr: e.stderr, Environ: environ, AfterLoop: de.metricsHook()}
 	_, runErr := r.Run(ctx)
 	var se *orchestrator.StopError
