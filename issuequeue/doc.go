@@ -68,10 +68,10 @@ type record struct {
 	start    int // heading start
 	end      int // start of the next heading of the same or a higher level
 	endLine  int
-	paras    [2]int // range of scan.paras before the first subsection
-	tablePar int    // index in scan.paras of the paragraph holding the field table (or the malformed one), or -1
-	table    *table
-	fields   map[string]int // lower-cased field name → index in table.rows
+	paras    [2]int     // range of scan.paras before the first subsection
+	tablePar int        // index in scan.paras of the paragraph holding the field table (or the malformed one), or -1
+	hasTable bool       // paras[tablePar] is the field table (not a malformed one); see doc.table
+	fields   []fieldRef // the field rows, first of each name
 	subs     []sub
 	findings []Finding
 }
@@ -102,6 +102,9 @@ func newDoc(name string, src []byte) *doc {
 	if i := bytes.IndexByte(src, '\n'); i > 0 && src[i-1] == '\r' {
 		d.nl = "\r\n"
 	}
+	if len(src) > maxFileSize {
+		d.findings = append(d.findings, Finding{File: name, Line: 1, Col: 1, Msg: "the file is larger than 2 GiB; archive old issues ('orchestrator archive') to make it smaller"})
+	}
 	// A block left open at the end hides every heading after it, and would
 	// swallow whatever the tool appends, so the file cannot be changed.
 	if u := d.s.unclosed; u != nil && u.fence {
@@ -131,6 +134,13 @@ func (d *doc) buildRecord(key string, hi int) *record {
 			break
 		}
 	}
+	nsubs := 0
+	for k := hi + 1; k < j; k++ {
+		if hs[k].level == h.level+1 {
+			nsubs++
+		}
+	}
+	r.subs = make([]sub, 0, nsubs)
 	for k := hi + 1; k < j; k++ {
 		if hs[k].level != h.level+1 {
 			continue
@@ -158,7 +168,7 @@ func (r *record) introEnd() int {
 
 // parseTables finds each record's field table with goldmark, in parallel:
 // the tables are what must be parsed, and the rest of the file is not.
-func (d *doc) parseTables(check func(d *doc, r *record)) {
+func (d *doc) parseTables(check func(i int)) {
 	paras := d.s.paras
 	pi := 0
 	for _, r := range d.records {
@@ -171,51 +181,53 @@ func (d *doc) parseTables(check func(d *doc, r *record)) {
 			r.paras[1]++
 		}
 	}
-	run := func(md parser.Parser, r *record) {
+	run := func(md parser.Parser, buf *tableBuf, ri int) {
+		r := d.records[ri]
 		// The field table is the first paragraph that goldmark reads as a
 		// table: prose with a pipe in it before the table must not hide it.
 		r.tablePar = -1
 		malformed := -1
-		for k := r.paras[0]; k < r.paras[1] && r.table == nil; k++ {
+		var t *table
+		for k := r.paras[0]; k < r.paras[1] && t == nil; k++ {
 			p := paras[k]
 			if !p.hasPipe {
 				continue
 			}
-			if r.table = d.s.parseTable(md, p); r.table != nil {
-				r.tablePar = k
+			if t = d.s.parseTable(md, p, buf); t != nil {
+				r.tablePar, r.hasTable = k, true
 			} else if first := bytes.TrimSpace(d.s.lineText(p.line)); malformed < 0 && len(first) > 0 && first[0] == '|' {
 				malformed = k
 			}
 		}
-		if r.table == nil && malformed >= 0 {
+		if t == nil && malformed >= 0 {
 			r.tablePar = malformed
 			r.findings = append(r.findings, d.finding(paras[malformed].line, 1, false,
 				"malformed table: the line after the header must be a delimiter row such as |---|---| with as many cells as the header"))
 		}
-		d.indexFields(r)
-		check(d, r)
+		d.indexFields(r, t)
+		check(ri)
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if len(d.records) < 64 || workers < 2 {
-		md := newBlockParser()
-		for _, r := range d.records {
-			run(md, r)
+		md, buf := newBlockParser(), &tableBuf{}
+		for ri := range d.records {
+			run(md, buf, ri)
 		}
 	} else {
 		var wg sync.WaitGroup
-		next := make(chan *record, 256)
+		next := make(chan int, 256)
 		for w := 0; w < workers; w++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				md := newBlockParser()
-				for r := range next {
-					run(md, r)
+				md, buf := newBlockParser(), &tableBuf{}
+				for ri := range next {
+					run(md, buf, ri)
 				}
 			}()
 		}
-		for _, r := range d.records {
-			next <- r
+		for ri := range d.records {
+			next <- ri
 		}
 		close(next)
 		wg.Wait()
@@ -225,13 +237,14 @@ func (d *doc) parseTables(check func(d *doc, r *record)) {
 	}
 }
 
-// indexFields maps field names to rows and reports the table's shape problems.
-func (d *doc) indexFields(r *record) {
-	r.fields = map[string]int{}
-	t := r.table
+// indexFields records the field rows of the record's table t (nil: it has
+// none) and reports the table's shape problems. t may live in a reused
+// buffer: what later reads need of it is copied into r.fields.
+func (d *doc) indexFields(r *record, t *table) {
 	if t == nil {
 		return
 	}
+	r.fields = make([]fieldRef, 0, len(t.rows))
 	hw := len(t.header.cells)
 	if hw < 2 {
 		r.findings = append(r.findings, d.finding(t.line, 1, false, "the field table needs two columns, | Field | Value |"))
@@ -249,40 +262,129 @@ func (d *doc) indexFields(r *record) {
 		if len(rw.cells) == 0 || rw.cells[0].missing {
 			continue
 		}
-		name := strings.ToLower(d.s.cellText(rw.cells[0]))
-		if name == "" {
+		name := rw.cells[0]
+		if name.start == name.end {
 			continue
 		}
-		if prev, dup := r.fields[name]; dup {
-			r.findings = append(r.findings, d.finding(rw.line, d.s.col(rw.cells[0].start), false,
-				"field %q appears twice in %s (first at line %d)", d.s.cellText(rw.cells[0]), r.key, t.rows[prev].line+1))
+		raw := d.src[name.start:name.end]
+		prev := -1
+		if bytes.IndexByte(raw, '\\') >= 0 {
+			prev = fieldIndex(d, r, d.s.cellText(name))
+		} else {
+			prev = fieldIndex(d, r, raw)
+		}
+		if prev >= 0 {
+			r.findings = append(r.findings, d.finding(rw.line, d.s.col(name.start), false,
+				"field %q appears twice in %s (first at line %d)", d.s.cellText(name), r.key, t.rows[prev].line+1))
 			continue
 		}
-		r.fields[name] = i
+		f := fieldRef{row: int32(i), line: int32(rw.line), name: span32{int32(name.start), int32(name.end)},
+			plain: !hasNonASCII(raw) && bytes.IndexByte(raw, '\\') < 0}
+		if len(rw.cells) >= 2 && !rw.cells[1].missing {
+			f.value, f.hasValue = span32{int32(rw.cells[1].start), int32(rw.cells[1].end)}, true
+		}
+		r.fields = append(r.fields, f)
 	}
+}
+
+// fieldRef is what reading needs of a row of a field table, compactly (a
+// queue has tens of thousands): the row's index in the table (for edits,
+// which parse the table again, see doc.table), its line, the spans of its
+// name and value cells. plain says the name is ASCII with no escapes, so
+// that comparing it needs no unescaping nor Unicode.
+type fieldRef struct {
+	row, line       int32
+	name, value     span32
+	hasValue, plain bool
+}
+
+// span32 is a byte span of a state file, which is smaller than 2 GiB.
+type span32 struct{ start, end int32 }
+
+// maxFileSize is the largest state file spans can address.
+const maxFileSize = 1<<31 - 1
+
+// fieldIndex returns the index in the table's rows of the field named name
+// (raw cell bytes or a string; case is ignored), or -1.
+func fieldIndex[T string | []byte](d *doc, r *record, name T) int {
+	if f := findField(d, r, name); f != nil {
+		return int(f.row)
+	}
+	return -1
+}
+
+// findField returns the field named name (case is ignored), or nil. A
+// field table has a dozen or two rows: a scan beats a map, which would cost
+// an allocation per issue.
+func findField[T string | []byte](d *doc, r *record, name T) *fieldRef {
+	simple := !hasNonASCII(name)
+	for i := range r.fields {
+		f := &r.fields[i]
+		raw := d.src[f.name.start:f.name.end]
+		if f.plain && simple {
+			if len(raw) == len(name) && equalFoldASCII(raw, name) {
+				return f
+			}
+		} else if strings.EqualFold(unescapeCell(string(raw)), string(name)) {
+			return f
+		}
+	}
+	return nil
+}
+
+// table parses the record's field table again, for an edit; nil if it has none.
+func (d *doc) table(r *record) *table {
+	if !r.hasTable {
+		return nil
+	}
+	return d.s.parseTable(d.s.parser(), d.s.paras[r.tablePar], nil)
+}
+
+// equalFoldASCII compares two ASCII strings of the same length ignoring case.
+func equalFoldASCII[T string | []byte](a []byte, b T) bool {
+	for i := range len(a) {
+		if x, y := a[i], b[i]; x != y && lowerASCII(x) != lowerASCII(y) {
+			return false
+		}
+	}
+	return true
+}
+
+func lowerASCII(b byte) byte {
+	if 'A' <= b && b <= 'Z' {
+		return b + 'a' - 'A'
+	}
+	return b
+}
+
+func hasNonASCII[T string | []byte](b T) bool {
+	for i := 0; i < len(b); i++ {
+		if b[i] >= 0x80 {
+			return true
+		}
+	}
+	return false
 }
 
 // field returns the unescaped value of a field and whether the row exists.
 func (d *doc) field(r *record, name string) (string, bool) {
-	i, ok := r.fields[strings.ToLower(name)]
-	if !ok {
+	f := findField(d, r, name)
+	if f == nil {
 		return "", false
 	}
-	rw := r.table.rows[i]
-	if len(rw.cells) < 2 {
+	if !f.hasValue {
 		return "", true
 	}
-	return d.s.cellText(rw.cells[1]), true
+	return unescapeCell(string(d.src[f.value.start:f.value.end])), true
 }
 
 // fieldPos returns the line and column to report a problem with a field at.
 func (d *doc) fieldPos(r *record, name string) (int, int) {
-	i, ok := r.fields[strings.ToLower(name)]
-	if !ok {
+	f := findField(d, r, name)
+	if f == nil {
 		return r.h.line, 1
 	}
-	rw := r.table.rows[i]
-	return rw.line, d.s.col(rw.cells[0].start)
+	return int(f.line), d.s.col(int(f.name.start))
 }
 
 // section returns a subsection by name (case-insensitive).

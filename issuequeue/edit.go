@@ -154,7 +154,7 @@ func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]
 		case editRemove:
 			add(r.start, r.end, "")
 		case editField:
-			if r.table == nil {
+			if !r.hasTable {
 				b := newTables[r]
 				if b == nil {
 					b = &strings.Builder{}
@@ -246,8 +246,12 @@ func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]
 		}
 		return sp[i].seq < sp[j].seq
 	})
+	size := len(d.src)
+	for _, s := range sp {
+		size += len(s.text) - (s.end - s.start)
+	}
 	var out bytes.Buffer
-	out.Grow(len(d.src) + 256)
+	out.Grow(max(size, 0))
 	pos := 0
 	for _, s := range sp {
 		if s.start < pos {
@@ -291,8 +295,8 @@ func mergeRows(edits []Edit) []Edit {
 
 func (d *doc) setField(r *record, e Edit, add func(int, int, string)) {
 	v := EscapeCell(e.value)
-	t := r.table
-	if i, ok := r.fields[strings.ToLower(e.name)]; ok {
+	t := d.table(r)
+	if i := fieldIndex(d, r, e.name); i >= 0 {
 		rw := t.rows[i]
 		if len(rw.cells) >= 2 && !rw.cells[1].missing {
 			c := rw.cells[1]
@@ -420,7 +424,7 @@ func (d *doc) sectionTable(sb sub) *table {
 		if md == nil {
 			md = newBlockParser()
 		}
-		if t := d.s.parseTable(md, d.s.paras[k]); t != nil {
+		if t := d.s.parseTable(md, d.s.paras[k], nil); t != nil {
 			return t
 		}
 	}

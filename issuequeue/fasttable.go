@@ -10,7 +10,11 @@ import "bytes"
 // issues has 10,000 such tables, and goldmark's allocations for them are
 // most of the time a full parse takes; TestFastTableAgreesWithGoldmark and
 // FuzzFastTable hold the two to the same result.
-func (s *scan) fastTable(p para) (t *table, ok bool) {
+//
+// With buf, the table is built in buf's memory, which the next call reuses:
+// the parallel parse reads every field table once, keeps what it needs from
+// it (see fieldRef), and so touches far less memory.
+func (s *scan) fastTable(p para, buf *tableBuf) (t *table, ok bool) {
 	if p.endLine-p.line < 2 || bytes.IndexByte(s.src[p.start:p.end], '\t') >= 0 {
 		return nil, false
 	}
@@ -24,17 +28,32 @@ func (s *scan) fastTable(p para) (t *table, ok bool) {
 	if !ok {
 		return nil, false // the delimiter may be further down: goldmark decides
 	}
-	header := s.fastRow(p.line, -1)
+	// One array holds the cells of every row: a row is a slice of it.
+	nrows := p.endLine - p.line - 2
+	if buf == nil {
+		buf = &tableBuf{}
+	}
+	cells := buf.cells[:0]
+	if need := (nrows + 1) * cols; cap(cells) < need {
+		cells = make([]cell, 0, need)
+	}
+	header, cells := s.fastRow(p.line, -1, cells)
 	if len(header.cells) > cols {
 		return nil, true // goldmark leaves such a paragraph a paragraph
 	}
 	for len(header.cells) < cols {
 		header.cells = append(header.cells, cell{missing: true}) // and pads a narrower header
 	}
-	t = &table{header: header, line: p.line, start: header.start}
-	for i := p.line + 2; i < p.endLine; i++ {
-		t.rows = append(t.rows, s.fastRow(i, cols))
+	rows := buf.t.rows[:0]
+	if cap(rows) < nrows {
+		rows = make([]row, 0, nrows)
 	}
+	t = &buf.t
+	*t = table{header: header, line: p.line, start: header.start, rows: rows[:nrows]}
+	for i := range t.rows {
+		t.rows[i], cells = s.fastRow(p.line+2+i, cols, cells)
+	}
+	buf.cells = cells
 	last := p.line + 1
 	if len(t.rows) > 0 {
 		last = t.rows[len(t.rows)-1].line
@@ -90,8 +109,11 @@ func isSpaceByte(b byte) bool {
 // fastRow mirrors goldmark's parseRow for line i: outer pipes stripped (the
 // last one even if escaped), cells split at pipes not preceded by a
 // backslash, each cell's span trimmed; a row keeps at most limit cells (all
-// when limit < 0) and is padded with missing cells up to limit.
-func (s *scan) fastRow(i, limit int) row {
+// when limit < 0) and is padded with missing cells up to limit. The cells
+// are appended to dst, which is returned; the row's cells are that part of
+// it, with no room to grow into the next row's.
+func (s *scan) fastRow(i, limit int, dst []cell) (row, []cell) {
+	first := len(dst)
 	base := s.lineStart(i) // after a byte-order mark on line 0, as lineText is
 	raw := s.lineText(i)
 	lo, hi := 0, len(raw)
@@ -110,7 +132,7 @@ func (s *scan) fastRow(i, limit int) row {
 		end--
 	}
 	for pos < end {
-		if limit >= 0 && len(rw.cells) >= limit {
+		if limit >= 0 && len(dst)-first >= limit {
 			break
 		}
 		c := pos
@@ -124,12 +146,13 @@ func (s *scan) fastRow(i, limit int) row {
 		for b > a && isSpaceByte(raw[b-1]) {
 			b--
 		}
-		rw.cells = append(rw.cells, cell{start: base + a, end: base + b})
+		dst = append(dst, cell{start: base + a, end: base + b})
 		pos = c + 1
 	}
-	for limit >= 0 && len(rw.cells) < limit {
-		rw.cells = append(rw.cells, cell{missing: true})
+	for limit >= 0 && len(dst)-first < limit {
+		dst = append(dst, cell{missing: true})
 	}
+	rw.cells = dst[first:len(dst):len(dst)]
 	rw.width = countCells(s.src[rw.start:rw.end])
-	return rw
+	return rw, dst
 }

@@ -30,8 +30,13 @@ func tableString(t *table, src []byte) string {
 func checkFastTable(t *testing.T, src []byte) {
 	t.Helper()
 	s := scanBlocks(src)
+	buf := &tableBuf{} // reused from paragraph to paragraph, as the parallel parse does
 	for _, p := range s.paras {
-		ft, ok := s.fastTable(p)
+		ft, ok := s.fastTable(p, buf)
+		fresh, freshOK := s.fastTable(p, nil)
+		if ok != freshOK || tableString(ft, src) != tableString(fresh, src) {
+			t.Fatalf("fast path with a reused buffer and without differ on %q:\n%s\n%s", src[p.start:p.end], tableString(ft, src), tableString(fresh, src))
+		}
 		if !ok {
 			continue
 		}
@@ -53,6 +58,7 @@ var fastTableCases = []string{
 	"| a | b |\n| - | - |\n|   |   |\n",
 	"|a|\n|-|\n|\\\\|x|\n",
 	"| a | b |\n|---|---|\n||\n| |\n|\n",
+	"| a | b | c |\n|---|---|---|\n| 1 | 2 | 3 |\n| 4 | 5 | 6 |\n\n| x | y |\n|---|---|\n| z |\n\n| p | q | r | s |\n|-|-|-|-|\n| 1 |\n",
 }
 
 func TestFastTableAgreesWithGoldmark(t *testing.T) {

@@ -78,10 +78,11 @@ func fieldsWith(q *Queue, id, name, value string) string {
 	var b strings.Builder
 	for _, is := range q.Issues {
 		fmt.Fprintf(&b, "%s\n", is.ID)
-		if is.r.table == nil {
+		t := is.q.d.table(is.r)
+		if t == nil {
 			continue
 		}
-		for _, rw := range is.r.table.rows {
+		for _, rw := range t.rows {
 			field := ""
 			if len(rw.cells) > 0 {
 				field = q.d.s.cellText(rw.cells[0])
@@ -129,11 +130,11 @@ func FuzzEditLocal(f *testing.F) {
 		var targets []target
 		for _, is := range q.Issues {
 			for _, name := range []string{FieldCategory, FieldSource, FieldVerify, "Note"} {
-				i, ok := is.r.fields[strings.ToLower(name)]
-				if !ok {
+				i := fieldIndex(is.q.d, is.r, name)
+				if i < 0 {
 					continue
 				}
-				if rw := is.r.table.rows[i]; len(rw.cells) >= 2 && !rw.cells[1].missing {
+				if rw := is.q.d.table(is.r).rows[i]; len(rw.cells) >= 2 && !rw.cells[1].missing {
 					targets = append(targets, target{is, name, rw.cells[1]})
 				}
 			}

@@ -3,7 +3,6 @@ package issuequeue
 import (
 	"fmt"
 	"github.com/autoretry/orchestrator/internal/suggest"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -58,6 +57,7 @@ const (
 type Queue struct {
 	d      *doc
 	Issues []*Issue
+	byID   map[string]*Issue
 }
 
 // Issue is one issue with its fields read and defaults applied.
@@ -82,20 +82,50 @@ type Issue struct {
 	r *record
 }
 
-var (
-	idPattern     = regexp.MustCompile(`^ISSUE-(\d{8})-(\d{3,})$`)
-	sigPattern    = regexp.MustCompile(`^[0-9a-f]{64}$`)
-	issueTitleish = regexp.MustCompile(`(?i)^ISSUE-`)
-)
+// validID reports whether id is ISSUE-YYYYMMDD-NNN (three or more digits).
+func validID(id string) bool {
+	const prefix = "ISSUE-"
+	if len(id) < len(prefix)+8+1+3 || id[:len(prefix)] != prefix || id[len(prefix)+8] != '-' {
+		return false
+	}
+	return allDigits(id[len(prefix):len(prefix)+8]) && allDigits(id[len(prefix)+9:])
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return len(s) > 0
+}
+
+// validSignature reports whether v is 64 lowercase hex digits.
+func validSignature(v string) bool {
+	if len(v) != 64 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if c := v[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// issueTitleish reports whether a heading's title starts like an issue's,
+// in any case.
+func issueTitleish(title string) bool {
+	return len(title) >= 6 && strings.EqualFold(title[:6], "ISSUE-")
+}
 
 // ParseQueue parses an issue queue. name is the path used in findings. It
 // never fails: problems are findings, see Findings and Err.
 func ParseQueue(name string, src []byte) *Queue {
 	d := newDoc(name, src)
-	q := &Queue{d: d}
-	seen := map[string]int{}
+	q := &Queue{d: d, byID: make(map[string]*Issue, len(d.s.headings)/4)}
 	for hi, h := range d.s.headings {
-		if !issueTitleish.MatchString(h.title) {
+		if !issueTitleish(h.title) {
 			continue
 		}
 		id := h.title
@@ -111,20 +141,21 @@ func ParseQueue(name string, src []byte) *Queue {
 			d.findings = append(d.findings, d.finding(h.line, 1, true,
 				"%s is a level-%d heading; only ## and ### headings are issues", id, h.level))
 			continue
-		case !idPattern.MatchString(id):
+		case !validID(id):
 			d.findings = append(d.findings, d.finding(h.line, 1, false,
 				"malformed issue ID %q: want ISSUE-YYYYMMDD-NNN, e.g. ISSUE-20261122-001", id))
 			continue
 		}
-		if first, dup := seen[id]; dup {
-			d.findings = append(d.findings, d.finding(h.line, 1, false, "duplicate issue ID %s (first at line %d)", id, first))
+		if first, dup := q.byID[id]; dup {
+			d.findings = append(d.findings, d.finding(h.line, 1, false, "duplicate issue ID %s (first at line %d)", id, first.Line))
 			continue
 		}
-		seen[id] = h.line + 1
 		r := d.buildRecord(id, hi)
 		d.records = append(d.records, r)
 		d.byKey[id] = r
-		q.Issues = append(q.Issues, &Issue{ID: id, Line: h.line + 1, q: q, r: r})
+		is := &Issue{ID: id, Line: h.line + 1, q: q, r: r}
+		q.Issues = append(q.Issues, is)
+		q.byID[id] = is
 	}
 	for _, hd := range d.s.hidden {
 		if hd.where == "a fenced code block" && q.inSection(hd.line) {
@@ -137,11 +168,7 @@ func ParseQueue(name string, src []byte) *Queue {
 		d.findings = append(d.findings, d.finding(hd.line, 1, false,
 			"cannot tell whether this line is inside %s or not; separate it with a blank line (and close any code fence)", hd.where))
 	}
-	byRec := make(map[*record]*Issue, len(q.Issues))
-	for _, is := range q.Issues {
-		byRec[is.r] = is
-	}
-	d.parseTables(func(d *doc, r *record) { byRec[r].load() })
+	d.parseTables(func(i int) { q.Issues[i].load() }) // records and issues are in the same order
 	sortFindings(d.findings)
 	return q
 }
@@ -171,14 +198,7 @@ func (q *Queue) Source() []byte { return q.d.src }
 func (q *Queue) Name() string { return q.d.name }
 
 // Issue returns the issue with the given ID, or nil.
-func (q *Queue) Issue(id string) *Issue {
-	for _, is := range q.Issues {
-		if is.ID == id {
-			return is
-		}
-	}
-	return nil
-}
+func (q *Queue) Issue(id string) *Issue { return q.byID[id] }
 
 // Field returns the raw (unescaped) value of any field, known or not, and
 // whether the issue's table has that row.
@@ -207,7 +227,7 @@ func (is *Issue) load() {
 		line, col := d.fieldPos(r, field)
 		r.findings = append(r.findings, d.finding(line, col, false, "%s: %s", field, fmt.Sprintf(format, args...)))
 	}
-	if r.table == nil && r.tablePar < 0 {
+	if !r.hasTable && r.tablePar < 0 {
 		r.findings = append(r.findings, d.finding(r.h.line, 1, false,
 			"%s has no field table; start it with | Field | Value | right under the heading", is.ID))
 	}
@@ -260,7 +280,7 @@ func (is *Issue) load() {
 		}
 	}
 	if v := get(FieldFailureSignature); v != "" {
-		if !sigPattern.MatchString(v) {
+		if !validSignature(v) {
 			bad(FieldFailureSignature, "%q is not a signature (64 lowercase hex digits, or empty)", v)
 		} else {
 			is.FailureSignature = v
@@ -318,7 +338,7 @@ func ParseSignatureList(v string) ([]string, error) {
 	var out []string
 	for _, p := range strings.Split(inner, ",") {
 		p = strings.TrimSpace(p)
-		if !sigPattern.MatchString(p) {
+		if !validSignature(p) {
 			return nil, fmt.Errorf("%q in the list is not a signature (64 lowercase hex digits)", p)
 		}
 		out = append(out, p)
@@ -344,9 +364,8 @@ func (q *Queue) NextID(now time.Time) string {
 	date := now.UTC().Format("20060102")
 	high := 0
 	for _, is := range q.Issues {
-		m := idPattern.FindStringSubmatch(is.ID)
-		if m != nil && m[1] == date {
-			if n, err := strconv.Atoi(m[2]); err == nil && n > high {
+		if validID(is.ID) && is.ID[6:14] == date {
+			if n, err := strconv.Atoi(is.ID[15:]); err == nil && n > high {
 				high = n
 			}
 		}

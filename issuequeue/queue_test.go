@@ -229,6 +229,39 @@ func TestUnknownFieldsReadable(t *testing.T) {
 	}
 }
 
+// Field names are matched ignoring case, also when they are written with an
+// escaped pipe or with letters outside ASCII, and only whole names match.
+func TestFieldNamesIgnoreCase(t *testing.T) {
+	q := ParseQueue("issue_queue.md", []byte(issueWith(
+		"| STATUS | pending |",
+		"| a\\|b | piped |",
+		"| Größe | groß |",
+		"| Verify | |",
+		"| Verif | short |",
+	)))
+	if err := q.Err(); err != nil {
+		t.Fatal(err)
+	}
+	is := q.Issue("ISSUE-20261122-001")
+	for _, tt := range []struct{ name, want string }{
+		{"status", "pending"}, {"Status", "pending"}, {"A|B", "piped"}, {"GRÖSSE", ""}, {"größe", "groß"},
+		{"verify", ""}, {"verif", "short"}, {"veri", ""}, {"Verify!", ""},
+	} {
+		v, ok := is.Field(tt.name)
+		if v != tt.want || ok != (tt.want != "" || tt.name == "verify") {
+			t.Errorf("Field(%q) = %q, %t; want %q", tt.name, v, ok, tt.want)
+		}
+	}
+	if is.Status != StatusPending {
+		t.Errorf("Status = %q, want pending", is.Status)
+	}
+	// The same name twice, in another case, is a duplicate.
+	q = ParseQueue("issue_queue.md", []byte(issueWith("| Status | pending |", "| a\\|B | x |", "| A\\|b | y |")))
+	if f := q.Findings(); len(f) != 1 || !strings.Contains(f[0].Msg, `field "A|b" appears twice`) {
+		t.Errorf("findings = %v, want one duplicate a|b", f)
+	}
+}
+
 func TestIssueExtent(t *testing.T) {
 	src := `# Queue
 

@@ -56,6 +56,7 @@ type hidden struct {
 
 type scan struct {
 	src      []byte
+	bom      int   // length of a byte-order mark at the start of src
 	lines    []int // start offset of every line, plus len(src) as a sentinel
 	headings []heading
 	paras    []para
@@ -69,7 +70,14 @@ type scan struct {
 	md       parser.Parser // for the blocks handed to goldmark; made when first needed
 }
 
-var issueHeadingLike = regexp.MustCompile(`^[ \t>*+\-0-9.)]*#{1,6}[ \t]+ISSUE-`)
+var issueHeadingRe = regexp.MustCompile(`^[ \t>*+\-0-9.)]*#{1,6}[ \t]+ISSUE-`)
+
+// issueHeadingLike reports whether l looks like an ISSUE heading written
+// where it is not one (in code, HTML or a container). Most lines there do
+// not mention ISSUE- at all, and the check for that is much cheaper.
+func issueHeadingLike(l []byte) bool {
+	return bytes.Contains(l, []byte("ISSUE-")) && issueHeadingRe.Match(l)
+}
 
 func splitLines(src []byte) []int {
 	n := bytes.Count(src, []byte{'\n'})
@@ -99,8 +107,8 @@ const utf8BOM = "\xef\xbb\xbf"
 // lineStart returns the offset of line i's text: the line's start, or after
 // the byte-order mark on the first line.
 func (s *scan) lineStart(i int) int {
-	if i == 0 && bytes.HasPrefix(s.src, []byte(utf8BOM)) {
-		return len(utf8BOM)
+	if i == 0 {
+		return s.bom
 	}
 	return s.lines[i]
 }
@@ -108,14 +116,20 @@ func (s *scan) lineStart(i int) int {
 // rawLine returns line i without its newline (and without a byte-order
 // mark) but with any carriage return before it.
 func (s *scan) rawLine(i int) []byte {
-	return bytes.TrimSuffix(s.src[s.lineStart(i):s.lines[i+1]], []byte{'\n'})
+	l := s.src[s.lineStart(i):s.lines[i+1]]
+	if n := len(l); n > 0 && l[n-1] == '\n' {
+		l = l[:n-1]
+	}
+	return l
 }
 
 // lineText returns line i without its line ending (and without a byte-order mark).
 func (s *scan) lineText(i int) []byte {
-	l := s.src[s.lineStart(i):s.lines[i+1]]
-	l = bytes.TrimSuffix(l, []byte{'\n'})
-	return bytes.TrimSuffix(l, []byte{'\r'})
+	l := s.rawLine(i)
+	if n := len(l); n > 0 && l[n-1] == '\r' {
+		l = l[:n-1]
+	}
+	return l
 }
 
 func (s *scan) nLines() int { return len(s.lines) - 1 }
@@ -359,6 +373,22 @@ func listMarker(rest []byte, inPara bool) bool {
 // scanBlocks runs the scanner over src.
 func scanBlocks(src []byte) *scan {
 	s := &scan{src: src, lines: splitLines(src)}
+	if bytes.HasPrefix(src, []byte(utf8BOM)) {
+		s.bom = len(utf8BOM)
+	}
+	// Size the lists in one go: headings mostly start a line with #, and
+	// paragraphs mostly end at an empty line.
+	hashes, empty := 1, 1
+	for i := 0; i+1 < len(s.lines); i++ {
+		switch a := s.lines[i]; {
+		case s.lines[i+1]-a <= 2:
+			empty++
+		case src[a] == '#':
+			hashes++
+		}
+	}
+	s.headings = make([]heading, 0, hashes)
+	s.paras = make([]para, 0, empty)
 	const (
 		stNone = iota
 		stPara
@@ -390,7 +420,7 @@ func scanBlocks(src []byte) *scan {
 		case stFence:
 			if f.closedBy(l) {
 				state = stNone
-			} else if issueHeadingLike.Match(l) {
+			} else if issueHeadingLike(l) {
 				s.hidden = append(s.hidden, hidden{i, "a fenced code block"})
 			}
 			continue
@@ -399,7 +429,7 @@ func scanBlocks(src []byte) *scan {
 				state = stNone
 				continue
 			}
-			if issueHeadingLike.Match(l) {
+			if issueHeadingLike(l) {
 				s.hidden = append(s.hidden, hidden{i, htmlWhere(htmlTyp)})
 			}
 			if htmlTyp < 6 && htmlClosed(htmlTyp, htmlClose, l) {
@@ -412,7 +442,7 @@ func scanBlocks(src []byte) *scan {
 		rest := l[ni:]
 		if state == stIndented {
 			if blank || cols >= 4 {
-				if issueHeadingLike.Match(l) {
+				if issueHeadingLike(l) {
 					s.hidden = append(s.hidden, hidden{i, "an indented code block"})
 				}
 				continue
@@ -431,7 +461,7 @@ func scanBlocks(src []byte) *scan {
 				continue // lazy continuation of the paragraph
 			}
 			state = stIndented
-			if issueHeadingLike.Match(l) {
+			if issueHeadingLike(l) {
 				s.hidden = append(s.hidden, hidden{i, "an indented code block"})
 			}
 			continue
@@ -461,7 +491,7 @@ func scanBlocks(src []byte) *scan {
 		}
 		if typ, closer := htmlBlock(rest, inPara); typ > 0 {
 			endPara(i)
-			if issueHeadingLike.Match(l) {
+			if issueHeadingLike(l) {
 				s.hidden = append(s.hidden, hidden{i, htmlWhere(typ)})
 			}
 			if typ >= 6 || !htmlClosed(typ, closer, rest) || (typ == 1 && !htmlType1Close.Match(rest)) {
@@ -566,7 +596,7 @@ func (s *scan) container(a int) int {
 		}
 		end = max(end, a+1)
 		for j := a; j < end; j++ {
-			if issueHeadingLike.Match(s.lineText(j)) {
+			if issueHeadingLike(s.lineText(j)) {
 				s.hidden = append(s.hidden, hidden{j, where})
 			}
 		}
@@ -577,11 +607,17 @@ func (s *scan) container(a int) int {
 // blockParse parses lines [from, to) with goldmark's block parsers and
 // returns the tree and the bytes parsed, which node positions index.
 func (s *scan) blockParse(from, to int) (ast.Node, []byte) {
+	base := s.src[s.lineStart(from):s.lines[to]]
+	return s.parser().Parse(text.NewReader(base)), base
+}
+
+// parser returns the scan's goldmark parser, made when first needed; it is
+// not safe for concurrent use.
+func (s *scan) parser() parser.Parser {
 	if s.md == nil {
 		s.md = newBlockParser()
 	}
-	base := s.src[s.lineStart(from):s.lines[to]]
-	return s.md.Parse(text.NewReader(base)), base
+	return s.md
 }
 
 // newBlockParser returns a goldmark parser with the block parsers and

@@ -73,7 +73,7 @@ func ParseState(name string, src []byte) *State {
 		d.records = append(d.records, r)
 		d.byKey[h.title] = r
 	}
-	d.parseTables(func(d *doc, r *record) {})
+	d.parseTables(func(int) {})
 	st.load()
 	sortFindings(d.findings)
 	return st

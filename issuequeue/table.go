@@ -34,11 +34,18 @@ type table struct {
 	rows          []row
 }
 
+// tableBuf is memory for fastTable to build tables in, reused call after call.
+type tableBuf struct {
+	t     table
+	cells []cell
+}
+
 // parseTable parses the paragraph p with goldmark (a parser from
 // newBlockParser, which is not safe for concurrent use) and returns its
-// table, or nil if goldmark does not see one there.
-func (s *scan) parseTable(md parser.Parser, p para) *table {
-	if t, ok := s.fastTable(p); ok {
+// table, or nil if goldmark does not see one there. With buf, the table
+// may live in buf's memory, valid until buf is used again.
+func (s *scan) parseTable(md parser.Parser, p para, buf *tableBuf) *table {
+	if t, ok := s.fastTable(p, buf); ok {
 		return t
 	}
 	return s.goldmarkTable(md, p)

@@ -32,7 +32,14 @@ type command struct {
 	summary string // one line, shown by "orchestrator help"
 	usage   string // the whole help text, shown by "help NAME" and "NAME -h"
 	run     func(ctx context.Context, e *env, args []string) error
+	// longRunning commands (run, watch, demo) live for hours; the others
+	// read the state, maybe write it, and exit.
+	longRunning bool
 }
+
+// beforeCommand, when set (by main, never by tests that call Main), is
+// called with the command about to run.
+var beforeCommand func(c *command)
 
 var commands = map[string]*command{}
 
@@ -124,6 +131,9 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitUsage, err: err, hints: []string{hint}}
 	}
 	e.resolveDir()
+	if beforeCommand != nil {
+		beforeCommand(c)
+	}
 	return c.run(ctx, e, rest[1:])
 }
 

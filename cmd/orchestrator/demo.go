@@ -18,8 +18,9 @@ var demoFiles embed.FS
 
 func init() {
 	register(&command{
-		name:    "demo",
-		summary: "watch the main job on the embedded example, with a simulated agent",
+		name:        "demo",
+		longRunning: true,
+		summary:     "watch the main job on the embedded example, with a simulated agent",
 		usage: `Usage: orchestrator demo [--into DIR]
 
 Copies the embedded example into a fresh directory and runs the real

@@ -18,6 +18,7 @@ package main
 import (
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"syscall"
 )
 
@@ -26,5 +27,20 @@ func main() {
 	// has stopped its loop's process group and written its state: writes
 	// fail with EPIPE instead.
 	signal.Ignore(syscall.SIGPIPE)
+	beforeCommand = tuneGC
 	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// tuneGC turns the garbage collector off for the commands that read the
+// state, maybe write it, and exit (check, lint, status, …): nearly all they
+// allocate stays live until they exit, so collecting only costs time, and
+// costs more the bigger the queue. A memory limit brings the collector back
+// if a huge queue needs it. Long-running commands keep the default; GOGC or
+// GOMEMLIMIT in the environment win.
+func tuneGC(c *command) {
+	if c.longRunning || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+		return
+	}
+	debug.SetMemoryLimit(1 << 30)
+	debug.SetGCPercent(-1)
 }

@@ -13,8 +13,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "run",
-		summary: "the main job: run the loop, retry critical issues, stop runaways",
+		name:        "run",
+		longRunning: true,
+		summary:     "the main job: run the loop, retry critical issues, stop runaways",
 		usage: `Usage: orchestrator run [--max-loops N] [--dry-run] [--json] [--dir DIR]
 
 The main job, for cron. Opens a run, runs [loop] command (sh -c, in the

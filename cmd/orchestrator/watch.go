@@ -15,8 +15,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "watch",
-		summary: "lint the state files on every change; with --run, start runs",
+		name:        "watch",
+		longRunning: true,
+		summary:     "lint the state files on every change; with --run, start runs",
 		usage: `Usage: orchestrator watch [--run] [--dir DIR] [--config FILE]
 
 Watches the state directory and lints it, as 'orchestrator lint' does, every
