@@ -80,11 +80,44 @@ func (r *Rules) Sum(rd io.Reader) (string, error) {
 	if r.off {
 		return Raw(rd)
 	}
-	d := r.NewDigest()
-	if _, err := io.CopyBuffer(d, onlyReader{rd}, make([]byte, readSize)); err != nil {
+	// Normalizing and hashing take turns on every piece of output; here
+	// they overlap: the normalized pieces go to a goroutine that hashes
+	// them, and come back to be filled again.
+	h := sha256.New()
+	full, free := make(chan []byte, 2), make(chan []byte, 2)
+	free <- make([]byte, 0, outSize)
+	free <- make([]byte, 0, outSize)
+	hashed := make(chan struct{})
+	go func() {
+		defer close(hashed)
+		for b := range full {
+			h.Write(b)
+			free <- b[:0]
+		}
+	}()
+	st := r.newStream(nil)
+	st.handoff = func(b []byte) []byte {
+		full <- b
+		return <-free
+	}
+	_, err := io.CopyBuffer(streamWriter{st}, onlyReader{rd}, make([]byte, readSize))
+	if err == nil {
+		st.close()
+	}
+	close(full)
+	<-hashed
+	if err != nil {
 		return "", fmt.Errorf("reading output: %w", err)
 	}
-	return d.Sum(), nil
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// streamWriter feeds a stream.
+type streamWriter struct{ st *stream }
+
+func (w streamWriter) Write(p []byte) (int, error) {
+	w.st.write(p)
+	return len(p), nil
 }
 
 // SumBytes returns the signature of b.

@@ -22,7 +22,10 @@ type stream struct {
 	sc   *scanner
 	out  []byte
 	emit func([]byte) error // takes the normalized text, in pieces
-	err  error              // the first error of emit
+	// handoff, if set instead of emit, takes a piece of normalized text
+	// for good and returns an empty buffer to go on with.
+	handoff func([]byte) []byte
+	err     error // the first error of emit
 
 	// The unfinished line: the bytes after its last carriage return, and
 	// whether carriage returns followed them (they are dropped if the line
@@ -174,6 +177,10 @@ func (st *stream) close() {
 
 func (st *stream) flush() {
 	if len(st.out) == 0 {
+		return
+	}
+	if st.handoff != nil {
+		st.out = st.handoff(st.out)
 		return
 	}
 	if st.err == nil {

@@ -8,6 +8,9 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"testing/iotest"
+
+	"github.com/autoretry/orchestrator/signature/internal/testoutput"
 )
 
 // writeChunks writes in through w in pieces of random sizes (1 to max
@@ -191,5 +194,53 @@ func TestSumReportsReadErrors(t *testing.T) {
 	}
 	if _, err := Raw(failingReader{}); !errors.Is(err, errDiskFull) {
 		t.Errorf("Raw error = %v, want %v", err, errDiskFull)
+	}
+}
+
+// TestSumOverlapsHashing proves that Sum, which hashes on another goroutine
+// while it normalizes, gives the signature of the normalized text: the same
+// as SumBytes and as the SHA-256 of what Explain prints, on output many
+// pieces long with runs of blank lines across the pieces' edges.
+func TestSumOverlapsHashing(t *testing.T) {
+	var in bytes.Buffer
+	if err := testoutput.Generate(&in, 3<<20); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 200; i++ { // blank runs of every length around flushAt
+		in.WriteString(strings.Repeat("\n", i*97))
+		in.WriteString("--- FAIL: TestX (0.01s)\n")
+	}
+	r, err := Compile(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := r.Sum(bytes.NewReader(in.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := r.SumBytes(in.Bytes()); got != want {
+		t.Errorf("Sum = %s, SumBytes = %s", got, want)
+	}
+	var explained bytes.Buffer
+	if err := r.Explain(&explained, bytes.NewReader(in.Bytes())); err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := Raw(bytes.NewReader(explained.Bytes())); got != want {
+		t.Errorf("Sum = %s, SHA-256 of the normalized text = %s", got, want)
+	}
+}
+
+// A read error ends Sum with that error, and its hashing goroutine with it.
+func TestSumReadError(t *testing.T) {
+	r, err := Compile(Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	boom := errors.New("boom")
+	for i := 0; i < 100; i++ {
+		rd := io.MultiReader(strings.NewReader(strings.Repeat("panic: x\n", 50000)), iotest.ErrReader(boom))
+		if _, err := r.Sum(rd); !errors.Is(err, boom) {
+			t.Fatalf("Sum error = %v, want %v", err, boom)
+		}
 	}
 }
