@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"bytes"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 	"time"
@@ -36,9 +37,12 @@ var AttemptHeader = []string{"Attempt", "Time", "Type", "Signature", "Error"}
 // Failure is one recorded failure of an issue.
 type Failure struct {
 	Type      string
-	Output    []byte // the failing command's output (only its tail is kept)
-	Signature string // failure signature of Output
+	Output    []byte // the failing command's output, or its end (only its tail is kept)
+	Signature string // failure signature of the whole output
 	Time      time.Time
+	// CutLines and CutBytes count what came before Output, when it is the
+	// end of a longer output.
+	CutLines, CutBytes int64
 }
 
 // FailDecision is what recording a failure changes.
@@ -73,7 +77,7 @@ func DecideFail(is *issuequeue.Issue, f Failure, p Policy) FailDecision {
 	} else {
 		set(issuequeue.FieldStatus, issuequeue.StatusPending)
 	}
-	d.Edits = append(d.Edits, issuequeue.SetSectionMarkdown(id, issuequeue.SectionFailureDetails, FailureDetails(f.Output)))
+	d.Edits = append(d.Edits, issuequeue.SetSectionMarkdown(id, issuequeue.SectionFailureDetails, failureDetails(f.Output, f.CutLines, f.CutBytes)))
 	_, rows, _ := is.Table(issuequeue.SectionAttemptHistory)
 	d.Attempt = len(rows) + 1
 	d.Error = ErrorSummary(f.Output)
@@ -89,8 +93,14 @@ func DecideFail(is *issuequeue.Issue, f Failure, p Policy) FailDecision {
 // FailureDetails renders the kept tail of a failure's output for the
 // Failure Details section: at most DetailsMaxLines lines and
 // DetailsMaxBytes bytes, fenced, with a note saying how much was cut.
-func FailureDetails(out []byte) string {
-	tail, cutLines, cutBytes := Tail(out, DetailsMaxLines, DetailsMaxBytes)
+func FailureDetails(out []byte) string { return failureDetails(out, 0, 0) }
+
+// failureDetails is FailureDetails of output that comes after cutLines
+// lines and cutBytes bytes already cut.
+func failureDetails(out []byte, cutLines, cutBytes int64) string {
+	tail, lines, n := Tail(out, DetailsMaxLines, DetailsMaxBytes)
+	cutLines += int64(lines)
+	cutBytes += int64(n)
 	var b strings.Builder
 	if cutBytes > 0 {
 		fmt.Fprintf(&b, "(the first %d line(s), %d byte(s), of the output were cut; the last %d line(s) follow)\n\n",
@@ -176,3 +186,59 @@ func stripANSI(s string) string {
 	}
 	return b.String()
 }
+
+// tailBuffer keeps the last max bytes (at least) of what is written to it,
+// and counts the lines and bytes it dropped. It holds at most 2*max bytes.
+type tailBuffer struct {
+	max                int
+	buf                []byte
+	cutLines, cutBytes int64
+}
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	n := len(p)
+	if len(p) > t.max { // only its end can be kept
+		t.drop(p[:len(p)-t.max])
+		p = p[len(p)-t.max:]
+	}
+	if len(t.buf)+len(p) > 2*t.max {
+		k := len(t.buf) + len(p) - t.max // drop so that max remain
+		t.drop(t.buf[:k])
+		t.buf = append(t.buf[:0], t.buf[k:]...)
+	}
+	if t.buf == nil {
+		t.buf = make([]byte, 0, min(2*t.max, max(len(p), 4096)))
+	}
+	t.buf = append(t.buf, p...)
+	return n, nil
+}
+
+func (t *tailBuffer) drop(b []byte) {
+	t.cutBytes += int64(len(b))
+	t.cutLines += int64(bytes.Count(b, []byte{'\n'}))
+}
+
+// bytes returns what is kept.
+func (t *tailBuffer) bytes() []byte { return t.buf }
+
+// Output is the end of a command's output, as much of it as is held in
+// memory (MaxKeptOutput), and how much came before.
+type Output struct {
+	Tail               []byte
+	CutLines, CutBytes int64
+}
+
+// ReadOutput reads r to its end, keeping its last MaxKeptOutput bytes;
+// everything read is also written to also, if not nil (a signature).
+func ReadOutput(r io.Reader, also io.Writer) (Output, error) {
+	kept := &tailBuffer{max: MaxKeptOutput}
+	var w io.Writer = kept
+	if also != nil {
+		w = io.MultiWriter(also, kept)
+	}
+	_, err := io.Copy(w, r)
+	return Output{Tail: kept.bytes(), CutLines: kept.cutLines, CutBytes: kept.cutBytes}, err
+}
+
+// Details renders the output for a Failure Details section, as FailureDetails.
+func (o Output) Details() string { return failureDetails(o.Tail, o.CutLines, o.CutBytes) }

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -29,9 +30,17 @@ type Orchestrator struct {
 	// Command names the running command in the lock file, e.g. "fail".
 	Command  string
 	LockWait time.Duration
-	// Signature computes the failure signature of output. It must be set
-	// for Fail.
-	Signature func(output []byte) (string, error)
+	// NewSignature starts a failure signature: the output is written to
+	// it as it comes, then Sum returns the signature. It must be set for
+	// Fail and FailFrom.
+	NewSignature func() (SignatureWriter, error)
+}
+
+// SignatureWriter computes a failure signature of what is written to it
+// (signature.Digest is one).
+type SignatureWriter interface {
+	io.Writer
+	Sum() string
 }
 
 func (o *Orchestrator) now() time.Time {
@@ -228,11 +237,29 @@ type FailReport struct {
 
 // Fail records a failure of issue id (SPEC §5 "Recording failures").
 func (o *Orchestrator) Fail(ctx context.Context, id string, output []byte, failType string) (FailReport, error) {
+	return o.FailFrom(ctx, id, bytes.NewReader(output), failType)
+}
+
+// MaxKeptOutput is how much of a failing command's output FailFrom holds in
+// memory: its end, which Failure Details and the error summary come from.
+// The signature is of all of it.
+const MaxKeptOutput = 1 << 20
+
+// FailFrom is Fail for output of any size, read from r as it comes: the
+// signature is computed over all of it, and only its last MaxKeptOutput
+// bytes are held.
+func (o *Orchestrator) FailFrom(ctx context.Context, id string, r io.Reader, failType string) (FailReport, error) {
 	rep := FailReport{ID: id, Threshold: o.Policy.HaltAfterRepeats}
-	sig, err := o.Signature(output)
+	sw, err := o.NewSignature()
 	if err != nil {
 		return rep, err
 	}
+	out, err := ReadOutput(r, sw)
+	if err != nil {
+		return rep, fmt.Errorf("reading the output: %w", err)
+	}
+	output := out.Tail
+	sig := sw.Sum()
 	rep.Signature = sig
 	now := o.now()
 	err = o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
@@ -240,7 +267,8 @@ func (o *Orchestrator) Fail(ctx context.Context, id string, output []byte, failT
 		if is == nil {
 			return issuequeue.Change{}, &issuequeue.NotFoundError{File: q.Name(), Key: id}
 		}
-		d := DecideFail(is, Failure{Type: failType, Output: output, Signature: sig, Time: now}, o.Policy)
+		d := DecideFail(is, Failure{Type: failType, Output: output, Signature: sig, Time: now,
+			CutLines: out.CutLines, CutBytes: out.CutBytes}, o.Policy)
 		rep.RepeatCount, rep.Halted, rep.Attempt = d.RepeatCount, d.Halted, d.Attempt
 		rep.Status = issuequeue.StatusPending
 		if d.Halted {

@@ -87,7 +87,7 @@ type NewIssue struct {
 	Blocking   bool
 	MaxRetries int // < 0: the per-type default
 	Verify     string
-	Details    []byte
+	Details    Output
 	Category   string
 	Source     string
 }
@@ -121,8 +121,8 @@ func (o *Orchestrator) Add(ctx context.Context, n NewIssue) (string, error) {
 			maxRetries = o.Policy.MaxRetriesFor(&issuequeue.Issue{Type: n.Type})
 		}
 		details := ""
-		if len(bytes.TrimSpace(n.Details)) > 0 {
-			details = FailureDetails(n.Details)
+		if len(bytes.TrimSpace(n.Details.Tail)) > 0 || n.Details.CutBytes > 0 {
+			details = n.Details.Details()
 		}
 		data := templates.NewIssue{
 			ID: id, Type: issuequeue.EscapeCell(n.Type), Priority: issuequeue.EscapeCell(n.Priority), Status: issuequeue.StatusPending,

@@ -82,15 +82,19 @@ func runAdd(ctx context.Context, e *env, args []string) error {
 			return usageErr(c, "--verify %q: config.toml has no [verify.%s] check", n.Verify, n.Verify)
 		}
 	}
-	switch *details {
-	case "":
-	case "-":
-		n.Details, err = io.ReadAll(io.LimitReader(e.stdin, maxFailOutput))
-	default:
-		n.Details, err = os.ReadFile(*details)
-	}
-	if err != nil {
-		return withCode(exitUsage, fmt.Errorf("reading the details: %w", err))
+	if *details != "" {
+		var in io.Reader = e.stdin
+		if *details != "-" {
+			f, err := os.Open(*details)
+			if err != nil {
+				return withCode(exitUsage, fmt.Errorf("reading the details: %w", err))
+			}
+			defer f.Close()
+			in = f
+		}
+		if n.Details, err = orchestrator.ReadOutput(in, nil); err != nil {
+			return withCode(exitUsage, fmt.Errorf("reading the details: %w", err))
+		}
 	}
 	o, err := e.engine("add")
 	if err != nil {

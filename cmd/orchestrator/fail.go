@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -67,16 +66,18 @@ func runFail(ctx context.Context, e *env, args []string) error {
 	if !slices.Contains(orchestrator.FailureTypes, *typ) {
 		return usageErr(c, "unknown failure type %q (want %s)", *typ, strings.Join(orchestrator.FailureTypes, ", "))
 	}
-	var out []byte
+	var out io.Reader = strings.NewReader("")
 	switch *output {
 	case "":
 	case "-":
-		out, err = io.ReadAll(io.LimitReader(e.stdin, maxFailOutput))
+		out = e.stdin
 	default:
-		out, err = readTail(*output, maxFailOutput)
-	}
-	if err != nil {
-		return withCode(exitUsage, fmt.Errorf("reading the output: %w", err))
+		f, err := os.Open(*output)
+		if err != nil {
+			return withCode(exitUsage, err, "give the file holding the failing command's output, or - to read standard input")
+		}
+		defer f.Close()
+		out = f
 	}
 	o, err := e.engine("fail")
 	if err != nil {
@@ -85,7 +86,7 @@ func runFail(ctx context.Context, e *env, args []string) error {
 	if *asJSON {
 		o.Stdout = e.stderr
 	}
-	rep, err := o.Fail(ctx, args[0], out, *typ)
+	rep, err := o.FailFrom(ctx, args[0], out, *typ)
 	if err != nil {
 		return err
 	}
@@ -99,29 +100,4 @@ func runFail(ctx context.Context, e *env, args []string) error {
 			"a person is needed: 'orchestrator fix "+rep.ID+" \"…\"', 'orchestrator retry "+rep.ID+"' or 'orchestrator skip "+rep.ID+"'")
 	}
 	return nil
-}
-
-// maxFailOutput bounds what fail reads: the signature is of the output's last
-// 16 MiB, and only its tail is kept in the queue anyway.
-const maxFailOutput = 16 << 20
-
-// readTail reads at most the last max bytes of a file.
-func readTail(path string, max int64) ([]byte, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	if fi.Size() > max {
-		if _, err := f.Seek(fi.Size()-max, io.SeekStart); err != nil {
-			return nil, err
-		}
-	}
-	var b bytes.Buffer
-	_, err = io.Copy(&b, io.LimitReader(f, max))
-	return b.Bytes(), err
 }

@@ -81,7 +81,7 @@ func (e *env) engine(name string) (*orchestrator.Orchestrator, error) {
 	}
 	o := &orchestrator.Orchestrator{
 		Dir: e.dir, Policy: pol, Templates: set, Stdout: e.stdout, Command: name, Invocation: inv,
-		Signature: e.signatureFunc(),
+		NewSignature: e.newSignature,
 	}
 	if fixed {
 		o.Now = func() time.Time { return now }

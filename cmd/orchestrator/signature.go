@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/autoretry/orchestrator"
 	"github.com/autoretry/orchestrator/signature"
 )
 
@@ -110,13 +111,11 @@ func (e *env) signatureRules() (*signature.Rules, error) {
 	return rules, nil
 }
 
-// signatureFunc is how the engine computes failure signatures.
-func (e *env) signatureFunc() func([]byte) (string, error) {
-	return func(b []byte) (string, error) {
-		r, err := e.signatureRules()
-		if err != nil {
-			return "", err
-		}
-		return r.SumBytes(b), nil
+// newSignature is how the engine computes failure signatures.
+func (e *env) newSignature() (orchestrator.SignatureWriter, error) {
+	r, err := e.signatureRules()
+	if err != nil {
+		return nil, err
 	}
+	return r.NewDigest(), nil
 }
