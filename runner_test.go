@@ -1,0 +1,126 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/procgroup"
+)
+
+// fakeRunner is a Runner whose loop command, clock, sleep and randomness are
+// the test's: results are what the loop "does" try after try, sleeps records
+// the waits, which advance the clock instead of passing.
+type fakeRunner struct {
+	*Runner
+	results []procgroup.Result
+	execs   int
+	sleeps  []time.Duration
+	now     time.Time
+}
+
+func newFakeRunner(t *testing.T, results ...procgroup.Result) *fakeRunner {
+	t.Helper()
+	o := newTestOrchestrator(t)
+	if err := os.WriteFile(filepath.Join(o.Dir, "issue_queue.md"), []byte("# Issue Queue\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f := &fakeRunner{results: results, now: time.Date(2026, 11, 22, 10, 15, 0, 0, time.UTC)}
+	o.Now = func() time.Time { return f.now }
+	f.Runner = &Runner{
+		O: o, Terminal: io.Discard, Stderr: io.Discard, Environ: []string{},
+		Cfg: RunConfig{
+			Command: "agent", Timeout: time.Minute, MaxLoops: 4,
+			Backoff:   Backoff{Base: time.Second, Max: 30 * time.Second, Factor: 2, Jitter: 0.1, Attempts: 3, RateLimitAttempts: 5},
+			Transient: []string{"429", "rate limit", "503", "ECONNRESET"}, Permanent: []string{"invalid api key"},
+			BreakerThreshold: 3, BreakerCooldown: 30 * time.Minute, StallLoops: 3, CascadeThreshold: 3, CascadeWindow: 5,
+			TextRetention: 7 * 24 * time.Hour, JSONLRetention: 30 * 24 * time.Hour,
+		},
+		Exec: func(ctx context.Context, s procgroup.Spec) (procgroup.Result, error) {
+			if f.execs >= len(f.results) {
+				return procgroup.Result{}, errors.New("the loop ran more often than the test expected")
+			}
+			f.execs++
+			f.now = f.now.Add(time.Second)
+			return f.results[f.execs-1], nil
+		},
+		Sleep: func(ctx context.Context, d time.Duration) error {
+			f.sleeps = append(f.sleeps, d)
+			f.now = f.now.Add(d)
+			return ctx.Err()
+		},
+		Rand: func() float64 { return 0.5 },
+	}
+	return f
+}
+
+func failed(tail string) procgroup.Result { return procgroup.Result{ExitCode: 1, Tail: []byte(tail)} }
+
+var ok = procgroup.Result{}
+
+// SPEC §6 step 3: transient failures run the loop again after backoff with
+// jitter (1 s, ×2, +10 % × the random number), honour a longer "retry after"
+// or "resets at" hint, give up after 3 tries (5 for rate limits), and use
+// no issue retry — all without waiting.
+func TestRunBackoff(t *testing.T) {
+	jit := func(d time.Duration) time.Duration { return d + d/20 } // jitter 10 % × 0.5
+	tests := []struct {
+		name    string
+		results []procgroup.Result
+		sleeps  []time.Duration
+		result  string
+	}{
+		{"503 twice, then fine", []procgroup.Result{failed("HTTP 503"), failed("HTTP 503"), ok},
+			[]time.Duration{jit(time.Second), jit(2 * time.Second)}, ResultOK},
+		{"503 three times: the loop failed", []procgroup.Result{failed("503"), failed("503"), failed("503")},
+			[]time.Duration{jit(time.Second), jit(2 * time.Second)}, ResultFailed},
+		{"rate limits get five tries", []procgroup.Result{failed("429"), failed("429"), failed("429"), failed("429"), failed("429")},
+			[]time.Duration{jit(time.Second), jit(2 * time.Second), jit(4 * time.Second), jit(8 * time.Second)}, ResultFailed},
+		{"a longer retry-after hint wins", []procgroup.Result{failed("429 Too Many Requests\nRetry-After: 40\n"), ok},
+			[]time.Duration{40 * time.Second}, ResultOK},
+		{"a shorter hint does not", []procgroup.Result{failed("rate limit; retry after 10ms"), ok},
+			[]time.Duration{jit(time.Second)}, ResultOK},
+		{"resets at a clock time", []procgroup.Result{failed("rate limit reached; resets at " + time.Date(2026, 11, 22, 10, 45, 0, 0, time.UTC).Local().Format("15:04")), ok},
+			[]time.Duration{30*time.Minute - time.Second}, ResultOK},
+		{"a permanent error is not retried", []procgroup.Result{failed("Error: invalid API key")}, nil, ResultPermanent},
+		{"an ordinary failure is not retried", []procgroup.Result{failed("--- FAIL: TestX")}, nil, ResultFailed},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFakeRunner(t, tt.results...)
+			_, _ = f.Run(context.Background())
+			if f.execs != len(tt.results) {
+				t.Errorf("the loop ran %d times, want %d", f.execs, len(tt.results))
+			}
+			if !reflect.DeepEqual(f.sleeps, tt.sleeps) {
+				t.Errorf("slept %v, want %v", f.sleeps, tt.sleeps)
+			}
+			h, errs := ReadHistory(f.O.Dir)
+			if len(errs) > 0 || len(h) == 0 {
+				t.Fatalf("history: %v, %d rows", errs, len(h))
+			}
+			if got := h[0]; got.Result != tt.result || got.TransientRetries != len(tt.sleeps) {
+				t.Errorf("history row: result %q, %d transient retries; want %q, %d", got.Result, got.TransientRetries, tt.result, len(tt.sleeps))
+			}
+			st := f.state(t)
+			if st.TotalAutoRetries != 0 {
+				t.Errorf("total_auto_retries = %d: transient re-executions must not count", st.TotalAutoRetries)
+			}
+		})
+	}
+}
+
+func (f *fakeRunner) state(t *testing.T) *issuequeue.State {
+	t.Helper()
+	_, st, err := f.O.paths().Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
+}
