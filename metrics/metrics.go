@@ -13,8 +13,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
@@ -22,6 +20,7 @@ import (
 
 	"github.com/autoretry/orchestrator"
 	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/statefile"
 )
 
 // Prefix starts every metric name.
@@ -350,35 +349,12 @@ func escapeLabel(s string) string {
 // so that node_exporter never reads half a file. The temporary name does
 // not end in .prom, so the textfile collector never picks it up.
 func WriteFile(path string, s Snapshot) error {
-	dir, base := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+base+".tmp-*")
+	err := statefile.WriteAtomic(path, func(w io.Writer) error {
+		_, err := s.WriteTo(w)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("writing metrics: %w", err)
-	}
-	tmp := f.Name()
-	_, err = s.WriteTo(f)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing metrics: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // the rename is done; a failed directory sync only weakens durability
-		d.Close()
 	}
 	return nil
 }

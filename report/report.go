@@ -12,13 +12,13 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"sort"
 	"time"
 	"unicode/utf8"
 
 	"github.com/autoretry/orchestrator"
 	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/statefile"
 )
 
 // Input is what the report is made from. Every field may be empty: a fresh
@@ -111,32 +111,8 @@ func clean(b []byte) []byte {
 // WriteFile renders the report into path, replacing it atomically: a
 // reader sees the old page or the new one, never half of one.
 func WriteFile(path string, in Input) error {
-	dir := filepath.Dir(path)
-	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
+	if err := statefile.WriteAtomic(path, func(w io.Writer) error { return Write(w, in) }); err != nil {
 		return fmt.Errorf("writing report: %w", err)
-	}
-	tmp := f.Name()
-	err = Write(f, in)
-	if err == nil {
-		err = f.Chmod(0o644)
-	}
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("writing report: %w", err)
-	}
-	if d, err := os.Open(dir); err == nil {
-		d.Sync() // the rename is done; a failed directory sync only weakens durability
-		d.Close()
 	}
 	return nil
 }

@@ -21,6 +21,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 // Options says what to generate. The same Options always give the same bytes.
@@ -87,34 +89,17 @@ Run ` + "`orchestrator lint`" + ` after editing it by hand.
 
 func state(lastDay time.Time) []byte {
 	start := lastDay.Add(23*time.Hour + 15*time.Minute)
-	return fmt.Appendf(nil, `# Session State
-
-## Auto-Retry State
-
-| Field | Value |
-|-------|-------|
-| total_auto_retries | 0 |
-| last_retry_reason | null |
-| auto_retry_enabled | true |
-
-## Run
-
-| Field | Value |
-|-------|-------|
-| run_id | %s-4242 |
-| started_at | %s |
-| finished_at | null |
-| loops | 1 |
-| outcome | running |
-
-## Circuit Breaker
-
-| Field | Value |
-|-------|-------|
-| state | closed |
-| consecutive_failures | 0 |
-| opened_at | null |
-`, start.Format("20060102T150405Z"), start.Format(time.RFC3339))
+	st := issuequeue.ParseState("session_state.md", []byte(issuequeue.StateTemplate))
+	b, err := st.Apply(
+		issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateRunID, start.Format("20060102T150405Z")+"-4242"),
+		issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateStartedAt, start.Format(time.RFC3339)),
+		issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateLoops, "1"),
+		issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateOutcome, "running"),
+	)
+	if err != nil {
+		panic("queuegen: the state template does not take a run: " + err.Error()) // a programming error, caught by the tests
+	}
+	return b
 }
 
 type gen struct {
