@@ -137,8 +137,11 @@ func TestFailFromHugeOutput(t *testing.T) {
 }
 
 func TestTailBuffer(t *testing.T) {
-	in := bytes.Repeat([]byte("0123456\n"), 1000) // 8000 bytes, 1000 lines
-	for _, chunk := range []int{1, 7, 100, 3000, 8000} {
+	var in []byte // numbered lines: a piece out of place shows
+	for i := 0; len(in) < 8000; i++ {
+		in = fmt.Appendf(in, "line %d\n", i)
+	}
+	for _, chunk := range []int{1, 7, 100, 999, 1000, 1001, 3000, 8000} {
 		tb := &tailBuffer{max: 1000}
 		for p := in; len(p) > 0; {
 			k := min(chunk, len(p))

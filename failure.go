@@ -197,7 +197,9 @@ type tailBuffer struct {
 
 func (t *tailBuffer) Write(p []byte) (int, error) {
 	n := len(p)
-	if len(p) > t.max { // only its end can be kept
+	if len(p) >= t.max { // only its end can be kept, and nothing before it
+		t.drop(t.buf)
+		t.buf = t.buf[:0]
 		t.drop(p[:len(p)-t.max])
 		p = p[len(p)-t.max:]
 	}

@@ -249,20 +249,24 @@ const MaxKeptOutput = 1 << 20
 // signature is computed over all of it, and only its last MaxKeptOutput
 // bytes are held.
 func (o *Orchestrator) FailFrom(ctx context.Context, id string, r io.Reader, failType string) (FailReport, error) {
-	rep := FailReport{ID: id, Threshold: o.Policy.HaltAfterRepeats}
 	sw, err := o.NewSignature()
 	if err != nil {
-		return rep, err
+		return FailReport{ID: id}, err
 	}
 	out, err := ReadOutput(r, sw)
 	if err != nil {
-		return rep, fmt.Errorf("reading the output: %w", err)
+		return FailReport{ID: id}, fmt.Errorf("reading the output: %w", err)
 	}
+	return o.recordFailure(ctx, id, out, sw.Sum(), failType)
+}
+
+// recordFailure records a failure of issue id whose output, or its end, is
+// out and whose signature (of all of it) is sig.
+func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output, sig, failType string) (FailReport, error) {
+	rep := FailReport{ID: id, Threshold: o.Policy.HaltAfterRepeats, Signature: sig}
 	output := out.Tail
-	sig := sw.Sum()
-	rep.Signature = sig
 	now := o.now()
-	err = o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
 		is := q.Issue(id)
 		if is == nil {
 			return issuequeue.Change{}, &issuequeue.NotFoundError{File: q.Name(), Key: id}

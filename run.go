@@ -660,9 +660,17 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 			chk = VerifyCheck{Command: is.Verify, Timeout: 5 * time.Minute}
 		}
 		r.progress("%s: verifying with %s", is.ID, chk.Command)
+		// The output's signature is of all of it, computed as it comes;
+		// its end is kept for Failure Details.
+		sw, err := o.NewSignature()
+		if err != nil {
+			return vr, err
+		}
+		kept := &tailBuffer{max: MaxKeptOutput}
 		res, err := r.exec(ctx, procgroup.Spec{
 			Command: chk.Command, Dir: filepath.Dir(absDir), Env: r.verifyEnv(absDir, rep.RunID, is.ID), Timeout: chk.Timeout, Grace: r.Cfg.Grace,
-			Tail: DetailsMaxBytes * 4, LogPath: filepath.Join(absDir, "logs", "loops", fmt.Sprintf("%s-%02d-verify-%s.log", rep.RunID, rep.Loops, is.ID)),
+			Output:  io.MultiWriter(sw, kept),
+			LogPath: filepath.Join(absDir, "logs", "loops", fmt.Sprintf("%s-%02d-verify-%s.log", rep.RunID, rep.Loops, is.ID)),
 		})
 		if err != nil {
 			return vr, err
@@ -687,16 +695,19 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 			typ = FailTimeout
 		}
 		r.stats.failTypes[typ]++
-		out := append([]byte(nil), res.Tail...)
-		if len(out) > 0 && out[len(out)-1] != '\n' {
-			out = append(out, '\n')
+		// What became of the command ends the output, and counts in its
+		// signature: exit status 1 and 2 are different failures.
+		w := io.MultiWriter(sw, kept)
+		if b := kept.bytes(); len(b) > 0 && b[len(b)-1] != '\n' {
+			io.WriteString(w, "\n")
 		}
 		if res.TimedOut {
-			out = fmt.Appendf(out, "[verify: %s timed out after %s]\n", chk.Command, chk.Timeout)
+			fmt.Fprintf(w, "[verify: %s timed out after %s]\n", chk.Command, chk.Timeout)
 		} else {
-			out = fmt.Appendf(out, "[verify: %s exited with status %d]\n", chk.Command, res.ExitCode)
+			fmt.Fprintf(w, "[verify: %s exited with status %d]\n", chk.Command, res.ExitCode)
 		}
-		fr, err := o.Fail(context.WithoutCancel(ctx), is.ID, out, typ)
+		out := Output{Tail: kept.bytes(), CutLines: kept.cutLines, CutBytes: kept.cutBytes}
+		fr, err := o.recordFailure(context.WithoutCancel(ctx), is.ID, out, sw.Sum(), typ)
 		if err != nil {
 			return vr, err
 		}

@@ -1,12 +1,15 @@
 package orchestrator
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -123,4 +126,48 @@ func (f *fakeRunner) state(t *testing.T) *issuequeue.State {
 		t.Fatal(err)
 	}
 	return st
+}
+
+// SPEC §5.1, §6 step 1: a verification's failure signature is of all its
+// output, not only of the end that is kept: two failures that differ only in
+// their first line, megabytes before the end, are different failures.
+func TestVerifySignatureCoversAllOutput(t *testing.T) {
+	f := newFakeRunner(t, ok, ok, ok)
+	queue := "# Issue Queue\n\n## ISSUE-20261122-001\n\n| Field | Value |\n|---|---|\n| Priority | critical |\n| Status | pending |\n" +
+		"| Auto-Retry | true |\n| Max-Retries | 5 |\n| Verify | check |\n\n### Summary\nbroken\n"
+	if err := os.WriteFile(filepath.Join(f.O.Dir, "issue_queue.md"), []byte(queue), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f.Cfg.MaxLoops = 3
+	f.Cfg.Verify = map[string]VerifyCheck{"check": {Command: "verify", Timeout: time.Minute}}
+	body := bytes.Repeat([]byte("    same_test.go:12: the same line, again and again\n"), 80_000) // 4 MiB
+	verifies := 0
+	loop := f.Exec
+	f.Exec = func(ctx context.Context, s procgroup.Spec) (procgroup.Result, error) {
+		if s.Command != "verify" {
+			return loop(ctx, s)
+		}
+		verifies++
+		fmt.Fprintf(s.Output, "first line of attempt %c\n", 'A'+verifies-1)
+		s.Output.Write(body)
+		return procgroup.Result{ExitCode: 1}, nil
+	}
+	if _, err := f.Run(context.Background()); err == nil {
+		t.Fatal("the run ended without error; want a stop at max loops")
+	}
+	if verifies != 2 {
+		t.Fatalf("verified %d times, want 2", verifies)
+	}
+	q, _, err := f.O.paths().Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	is := q.Issue("ISSUE-20261122-001")
+	if is.SignatureRepeatCount != 1 || len(is.PreviousSignatures) != 1 || is.PreviousSignatures[0] == is.FailureSignature {
+		t.Errorf("repeat count %d, previous %v, now %s: want two different signatures", is.SignatureRepeatCount, is.PreviousSignatures, is.FailureSignature)
+	}
+	details, _ := is.Section(issuequeue.SectionFailureDetails)
+	if !strings.Contains(details, "of the output were cut") || !strings.HasSuffix(strings.TrimRight(details, "`\n"), "[verify: verify exited with status 1]") {
+		t.Errorf("Failure Details:\n%.300s…", details)
+	}
 }
