@@ -4,8 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"syscall"
 
+	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/statefile"
 )
 
@@ -31,6 +33,9 @@ Examples:
 			}
 			if len(args) > 0 {
 				return usageErr(c, "abort takes no arguments")
+			}
+			if fi, err := os.Stat(e.dir); err != nil || !fi.IsDir() {
+				return &issuequeue.NoStateDirError{Dir: e.dir}
 			}
 			owner, held, err := statefile.RunHolder(e.dir)
 			if err != nil {
