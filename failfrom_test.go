@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/signature"
@@ -155,5 +156,30 @@ func TestTailBuffer(t *testing.T) {
 		if tb.cutBytes+int64(len(kept)) != int64(len(in)) || tb.cutLines != int64(bytes.Count(in[:tb.cutBytes], []byte{'\n'})) {
 			t.Errorf("chunk %d: cut %d bytes %d lines, kept %d", chunk, tb.cutBytes, tb.cutLines, len(kept))
 		}
+	}
+}
+
+func TestErrorSummary(t *testing.T) {
+	tests := []struct{ name, out, want string }{
+		{"an error line beats a log line that mentions an error",
+			"[2026-11-23T10:03:44Z] GET /health -> 500 Internal Server Error\nerror: dial tcp 127.0.0.1:5432: connect: connection refused\n",
+			"error: dial tcp 127.0.0.1:5432: connect: connection refused"},
+		{"a Go panic", "GET /health -> 500 Internal Server Error\npanic: runtime error: invalid memory address\ngoroutine 1 [running]:\n",
+			"panic: runtime error: invalid memory address"},
+		{"go test", "=== RUN   TestAdd\n--- FAIL: TestAdd (0.00s)\n    calc_test.go:7: Add(2, 2) = 0, want 4\nFAIL\n", "--- FAIL: TestAdd (0.00s)"},
+		{"pytest", "tests/test_a.py F\nE   AssertionError: assert 1 == 2\nFAILED tests/test_a.py::test_a\n", "E   AssertionError: assert 1 == 2"},
+		{"after a timestamp", "[10:03:44] compiling\n[10:03:45] Error: cannot find module 'x'\n", "[10:03:45] Error: cannot find module 'x'"},
+		{"a mention when nothing starts with an error word", "building\nthe build has 1 error\ndone\n", "the build has 1 error"},
+		{"else the last line, colours stripped", "one\n\x1b[31mtwo\x1b[0m\n\n", "two"},
+		{"empty", "", ""},
+	}
+	for _, tt := range tests {
+		if got := ErrorSummary([]byte(tt.out)); got != tt.want {
+			t.Errorf("%s: got %q, want %q", tt.name, got, tt.want)
+		}
+	}
+	long := "error: " + strings.Repeat("é", 500)
+	if got := ErrorSummary([]byte(long)); utf8.RuneCountInString(got) != errorSummaryMax || !strings.HasSuffix(got, "…") {
+		t.Errorf("a long line is cut to %d characters ending in …: got %d", errorSummaryMax, utf8.RuneCountInString(got))
 	}
 }

@@ -140,11 +140,14 @@ func Tail(out []byte, maxLines, maxBytes int) (tail []byte, cutLines, cutBytes i
 	return out[start:], bytes.Count(out[:start], []byte{'\n'}), start
 }
 
-// ErrorSummary picks the line of out that best says what failed: the first
-// line that mentions an error, failure or panic, else the last non-blank
-// line, truncated to 200 characters.
+// ErrorSummary returns the line of out that best says what went wrong, for
+// the Attempt History and the logs: the first line that starts with an
+// error word (error, panic, fatal, FAIL, exception, traceback, after any
+// leading "[timestamp]" or "---"), or pytest's "E   ", else the first line that mentions
+// one, else the last line; ANSI colours stripped, at most errorSummaryMax
+// characters.
 func ErrorSummary(out []byte) string {
-	var last string
+	var last, mention string
 	for _, l := range strings.Split(string(out), "\n") {
 		l = strings.TrimSpace(stripANSI(l))
 		if l == "" {
@@ -152,11 +155,49 @@ func ErrorSummary(out []byte) string {
 		}
 		last = l
 		ll := strings.ToLower(l)
-		if strings.Contains(ll, "error") || strings.Contains(ll, "fail") || strings.Contains(ll, "panic") || strings.Contains(ll, "exception") {
+		if startsWithErrorWord(ll) {
 			return truncate(l, errorSummaryMax)
 		}
+		if mention == "" && containsErrorWord(ll) {
+			mention = l
+		}
+	}
+	if mention != "" {
+		return truncate(mention, errorSummaryMax)
 	}
 	return truncate(last, errorSummaryMax)
+}
+
+var errorWords = []string{"error", "panic", "fatal", "fail", "exception", "traceback"}
+
+func containsErrorWord(l string) bool {
+	for _, w := range errorWords {
+		if strings.Contains(l, w) {
+			return true
+		}
+	}
+	return false
+}
+
+// startsWithErrorWord reports whether the lower-cased line l begins with an
+// error word, once a leading "[…]" (a timestamp), "---", "!" or ">" are
+// skipped, or is one of pytest's "E   " lines.
+func startsWithErrorWord(l string) bool {
+	if strings.HasPrefix(l, "[") {
+		if i := strings.IndexByte(l, ']'); i > 0 {
+			l = strings.TrimSpace(l[i+1:])
+		}
+	}
+	if strings.HasPrefix(l, "e   ") {
+		return true // pytest's lines of the error itself
+	}
+	l = strings.TrimLeft(l, "-!> ")
+	for _, w := range errorWords {
+		if strings.HasPrefix(l, w) {
+			return true
+		}
+	}
+	return false
 }
 
 func truncate(s string, n int) string {
