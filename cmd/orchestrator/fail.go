@@ -31,9 +31,11 @@ When the count reaches halt_after_repeats (default 3) the issue is halted
 (Halted true, Status escalated), the HALTED banner is printed and the exit
 status is 3. Otherwise Status goes back to pending.
 
-The last 200 lines (at most 64 KiB) of the output replace the issue's Failure
-Details, fenced so that nothing in it can change the file's structure; a row is
-added to its Attempt History, and the event to logs/retry.log and retry.jsonl.
+The output may be of any size: it is read as it comes, the signature is of
+all of it, and only its end is kept. Its last 200 lines (at most 64 KiB)
+replace the issue's Failure Details, with a note of how much was cut, fenced
+so that nothing in it can change the file's structure; a row is added to its
+Attempt History, and the event to logs/retry.log and retry.jsonl.
 
 Flags:
     --output FILE   the failing command's output; - reads standard input
