@@ -628,20 +628,7 @@ wait
 			if pids := groupMembers(pgrp); len(pids) > 0 {
 				t.Errorf("processes %v of the loop's process group survived the run", pids)
 			}
-			if got, want := c.state().Outcome, "aborted"; got != want {
-				t.Errorf("session_state.md outcome = %q, want %q", got, want)
-			}
-			is := c.queue().Issue(id)
-			if is == nil {
-				t.Fatalf("%s is gone from the queue", id)
-			}
-			if got, want := is.Status, issuequeue.StatusPending; got != want {
-				t.Errorf("%s Status = %q, want %q", id, got, want)
-			}
-			if got, want := is.RetryCount, 1; got != want {
-				t.Errorf("%s Retry-Count = %d, want %d (the interrupted attempt counts)", id, got, want)
-			}
-			c.lint(ctx)
+			c.checkAborted(ctx, id, "the interrupted attempt counts")
 			t.Logf("run exited %v after the stop was asked for", stopped)
 		})
 	}
@@ -701,6 +688,15 @@ read answer < release
 	if got, want := strings.Count(string(c.read("loops")), "x"), 2; got != want {
 		t.Errorf("the loop ran %d times, want %d", got, want)
 	}
+	c.checkAborted(ctx, id, "one retry loop ran")
+}
+
+// checkAborted checks the state an aborted run leaves: outcome aborted, the
+// retried issue id pending again with one retry counted (why says why), and
+// both files valid.
+func (c *cli) checkAborted(ctx context.Context, id, why string) {
+	t := c.t
+	t.Helper()
 	if got, want := c.state().Outcome, "aborted"; got != want {
 		t.Errorf("session_state.md outcome = %q, want %q", got, want)
 	}
@@ -712,7 +708,7 @@ read answer < release
 		t.Errorf("%s Status = %q, want %q", id, got, want)
 	}
 	if got, want := is.RetryCount, 1; got != want {
-		t.Errorf("%s Retry-Count = %d, want %d (one retry loop ran)", id, got, want)
+		t.Errorf("%s Retry-Count = %d, want %d (%s)", id, got, want, why)
 	}
 	c.lint(ctx)
 }
