@@ -177,7 +177,7 @@ func TestDecideFail(t *testing.T) {
 		{sig2, 3, true, "escalated", 1}, // the third identical failure in a row halts
 	}
 	for i, s := range steps {
-		d := DecideFail(q.Issue(id), Failure{Type: FailVerification, Output: []byte("FAIL: x\n"), Signature: s.sig}, testPolicy)
+		d := DecideFail(q.Issue(id), Failure{Type: FailVerification, Output: Output{Tail: []byte("FAIL: x\n")}, Signature: s.sig}, testPolicy)
 		out, err := q.Apply(d.Edits...)
 		if err != nil {
 			t.Fatal(err)
@@ -225,7 +225,7 @@ func TestFailureDetailsCannotEscapeFence(t *testing.T) {
 	const id = "ISSUE-20261122-001"
 	q, _ := parse(t, issueMD(id, "Status=in_progress")+issueMD("ISSUE-20261122-002", "Status=pending"), "")
 	evil := "```\n## ISSUE-20261122-003\n| Status | resolved |\n````\n<!--\n~~~\n"
-	d := DecideFail(q.Issue(id), Failure{Type: FailVerification, Output: []byte(evil), Signature: strings.Repeat("c", 64)}, testPolicy)
+	d := DecideFail(q.Issue(id), Failure{Type: FailVerification, Output: Output{Tail: []byte(evil)}, Signature: strings.Repeat("c", 64)}, testPolicy)
 	out, err := q.Apply(d.Edits...)
 	if err != nil {
 		t.Fatal(err)

@@ -37,12 +37,9 @@ var AttemptHeader = []string{"Attempt", "Time", "Type", "Signature", "Error"}
 // Failure is one recorded failure of an issue.
 type Failure struct {
 	Type      string
-	Output    []byte // the failing command's output, or its end (only its tail is kept)
+	Output    Output // the failing command's output, or its end
 	Signature string // failure signature of the whole output
 	Time      time.Time
-	// CutLines and CutBytes count what came before Output, when it is the
-	// end of a longer output.
-	CutLines, CutBytes int64
 }
 
 // FailDecision is what recording a failure changes.
@@ -77,10 +74,10 @@ func DecideFail(is *issuequeue.Issue, f Failure, p Policy) FailDecision {
 	} else {
 		set(issuequeue.FieldStatus, issuequeue.StatusPending)
 	}
-	d.Edits = append(d.Edits, issuequeue.SetSectionMarkdown(id, issuequeue.SectionFailureDetails, failureDetails(f.Output, f.CutLines, f.CutBytes)))
+	d.Edits = append(d.Edits, issuequeue.SetSectionMarkdown(id, issuequeue.SectionFailureDetails, f.Output.Details()))
 	_, rows, _ := is.Table(issuequeue.SectionAttemptHistory)
 	d.Attempt = len(rows) + 1
-	d.Error = ErrorSummary(f.Output)
+	d.Error = ErrorSummary(f.Output.Tail)
 	sig := f.Signature
 	if len(sig) > 12 {
 		sig = sig[:12]
@@ -90,17 +87,13 @@ func DecideFail(is *issuequeue.Issue, f Failure, p Policy) FailDecision {
 	return d
 }
 
-// FailureDetails renders the kept tail of a failure's output for the
-// Failure Details section: at most DetailsMaxLines lines and
-// DetailsMaxBytes bytes, fenced, with a note saying how much was cut.
-func FailureDetails(out []byte) string { return failureDetails(out, 0, 0) }
-
-// failureDetails is FailureDetails of output that comes after cutLines
-// lines and cutBytes bytes already cut.
-func failureDetails(out []byte, cutLines, cutBytes int64) string {
-	tail, lines, n := Tail(out, DetailsMaxLines, DetailsMaxBytes)
-	cutLines += int64(lines)
-	cutBytes += int64(n)
+// Details renders the output for the Failure Details section: its last
+// DetailsMaxLines lines, at most DetailsMaxBytes bytes, fenced, with a note
+// saying how much was cut, counting what came before Tail.
+func (o Output) Details() string {
+	tail, lines, n := Tail(o.Tail, DetailsMaxLines, DetailsMaxBytes)
+	cutLines := o.CutLines + int64(lines)
+	cutBytes := o.CutBytes + int64(n)
 	var b strings.Builder
 	if cutBytes > 0 {
 		fmt.Fprintf(&b, "(the first %d line(s), %d byte(s), of the output were cut; the last %d line(s) follow)\n\n",
@@ -264,6 +257,11 @@ func (t *tailBuffer) drop(b []byte) {
 // bytes returns what is kept.
 func (t *tailBuffer) bytes() []byte { return t.buf }
 
+// output returns what is kept, with what was cut before it.
+func (t *tailBuffer) output() Output {
+	return Output{Tail: t.buf, CutLines: t.cutLines, CutBytes: t.cutBytes}
+}
+
 // Output is the end of a command's output, as much of it as is held in
 // memory (MaxKeptOutput), and how much came before.
 type Output struct {
@@ -280,8 +278,5 @@ func ReadOutput(r io.Reader, also io.Writer) (Output, error) {
 		w = io.MultiWriter(also, kept)
 	}
 	_, err := io.Copy(w, r)
-	return Output{Tail: kept.bytes(), CutLines: kept.cutLines, CutBytes: kept.cutBytes}, err
+	return kept.output(), err
 }
-
-// Details renders the output for a Failure Details section, as FailureDetails.
-func (o Output) Details() string { return failureDetails(o.Tail, o.CutLines, o.CutBytes) }

@@ -99,7 +99,7 @@ func (o *Orchestrator) tmplIssue(is *issuequeue.Issue) templates.Issue {
 }
 
 // stripCutNote returns the fenced output of a Failure Details section
-// written by FailureDetails, without the note about what was cut.
+// written by Output.Details, without the note about what was cut.
 func stripCutNote(s string) string {
 	if !strings.HasPrefix(s, "(the first ") {
 		return s
@@ -271,8 +271,7 @@ func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output,
 		if is == nil {
 			return issuequeue.Change{}, &issuequeue.NotFoundError{File: q.Name(), Key: id}
 		}
-		d := DecideFail(is, Failure{Type: failType, Output: output, Signature: sig, Time: now,
-			CutLines: out.CutLines, CutBytes: out.CutBytes}, o.Policy)
+		d := DecideFail(is, Failure{Type: failType, Output: out, Signature: sig, Time: now}, o.Policy)
 		rep.RepeatCount, rep.Halted, rep.Attempt = d.RepeatCount, d.Halted, d.Attempt
 		rep.Status = issuequeue.StatusPending
 		if d.Halted {

@@ -706,8 +706,7 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 		} else {
 			fmt.Fprintf(w, "[verify: %s exited with status %d]\n", chk.Command, res.ExitCode)
 		}
-		out := Output{Tail: kept.bytes(), CutLines: kept.cutLines, CutBytes: kept.cutBytes}
-		fr, err := o.recordFailure(context.WithoutCancel(ctx), is.ID, out, sw.Sum(), typ)
+		fr, err := o.recordFailure(context.WithoutCancel(ctx), is.ID, kept.output(), sw.Sum(), typ)
 		if err != nil {
 			return vr, err
 		}
