@@ -300,7 +300,7 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 			return r.sentinelStop()
 		}
 		if loop > 1 && ctx.Err() != nil {
-			return abortedAfter(loop - 1)
+			return r.abortedAfter(loop - 1)
 		}
 		rep.Loops = loop
 		before, _, err := o.paths().Load()
@@ -383,7 +383,7 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		// Aborted (abort, SIGTERM) after the loop ended: its verdicts are
 		// recorded; nothing is claimed for a loop that will not run.
 		if ctx.Err() != nil {
-			return abortedAfter(loop)
+			return r.abortedAfter(loop)
 		}
 
 		cr, err := o.Check(context.WithoutCancel(ctx))
@@ -862,8 +862,12 @@ func (r *Runner) abortLoop(rep *RunReport, lr LoopRecord) error {
 		Hint: "run 'orchestrator run' again when ready"}
 }
 
-// abortedAfter is the stop of a run aborted between loops.
-func abortedAfter(loop int) error {
+// abortedAfter stops a run aborted between loops: issues the check had
+// claimed for the next loop go back to pending, as after an aborted loop.
+func (r *Runner) abortedAfter(loop int) error {
+	if _, _, err := r.settle(context.Background()); err != nil {
+		return err
+	}
 	return &StopError{Reason: fmt.Sprintf("aborted after loop %d; no further loop starts", loop),
 		Hint: "run 'orchestrator run' again when ready"}
 }
