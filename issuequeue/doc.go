@@ -64,6 +64,7 @@ func (e *ValidationError) Error() string {
 // the queue, a section of the session state.
 type record struct {
 	key      string
+	idx      int // in doc.records
 	h        heading
 	start    int // heading start
 	end      int // start of the next heading of the same or a higher level
@@ -98,12 +99,14 @@ type doc struct {
 }
 
 func newDoc(name string, src []byte) *doc {
-	d := &doc{name: name, src: src, s: scanBlocks(src), nl: "\n", byKey: map[string]*record{}}
+	s := scanBlocks(src)
+	// An issue has its heading and a few subsections.
+	d := &doc{name: name, src: src, s: s, nl: "\n", byKey: make(map[string]*record, len(s.headings)/4)}
 	if i := bytes.IndexByte(src, '\n'); i > 0 && src[i-1] == '\r' {
 		d.nl = "\r\n"
 	}
 	if len(src) > maxFileSize {
-		d.findings = append(d.findings, Finding{File: name, Line: 1, Col: 1, Msg: "the file is larger than 2 GiB; archive old issues ('orchestrator archive') to make it smaller"})
+		d.findings = append(d.findings, d.finding(0, 1, false, "the file is larger than 2 GiB; archive old issues ('orchestrator archive') to make it smaller"))
 	}
 	// A block left open at the end hides every heading after it, and would
 	// swallow whatever the tool appends, so the file cannot be changed.
@@ -155,6 +158,13 @@ func (d *doc) buildRecord(key string, hi int) *record {
 		r.subs = append(r.subs, sb)
 	}
 	return r
+}
+
+// addRecord adds r, found under its key, to the records.
+func (d *doc) addRecord(r *record) {
+	r.idx = len(d.records)
+	d.records = append(d.records, r)
+	d.byKey[r.key] = r
 }
 
 // introEnd is the line where the record's field table must have started:
@@ -337,7 +347,7 @@ func (d *doc) table(r *record) *table {
 	if !r.hasTable {
 		return nil
 	}
-	return d.s.parseTable(d.s.parser(), d.s.paras[r.tablePar], nil)
+	return d.s.parseTable(nil, d.s.paras[r.tablePar], nil)
 }
 
 // equalFoldASCII compares two ASCII strings of the same length ignoring case.

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-
-	"github.com/yuin/goldmark/parser"
 )
 
 // Edit is one change to a state file, applied as a splice of source bytes.
@@ -120,6 +118,7 @@ func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]
 	var newOrder []string
 	tailLead := map[*record]bool{}
 	newTables := map[*record]*strings.Builder{}
+	tables := map[*record]*table{} // field tables parsed again for edits, once each
 	for _, e := range edits {
 		if e.kind == editAppend {
 			if _, dup := d.byKey[e.key]; dup {
@@ -164,7 +163,12 @@ func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]
 				b.WriteString(formatRow("", true, []string{e.name, e.value}) + "\n")
 				continue
 			}
-			d.setField(r, e, add)
+			t, ok := tables[r]
+			if !ok {
+				t = d.table(r)
+				tables[r] = t
+			}
+			d.setField(r, t, e, add)
 		case editSection:
 			body := sectionBody(e.value, e.fenced)
 			if sb, ok := r.section(e.name); ok {
@@ -293,9 +297,9 @@ func mergeRows(edits []Edit) []Edit {
 	return out
 }
 
-func (d *doc) setField(r *record, e Edit, add func(int, int, string)) {
+// setField sets field e.name of record r, whose field table is t.
+func (d *doc) setField(r *record, t *table, e Edit, add func(int, int, string)) {
 	v := EscapeCell(e.value)
-	t := d.table(r)
 	if i := fieldIndex(d, r, e.name); i >= 0 {
 		rw := t.rows[i]
 		if len(rw.cells) >= 2 && !rw.cells[1].missing {
@@ -415,16 +419,12 @@ func (d *doc) appendLead() string {
 // that goldmark reads as a table, so that prose with a pipe before the
 // table does not hide it.
 func (d *doc) sectionTable(sb sub) *table {
-	var md parser.Parser
 	k := sort.Search(len(d.s.paras), func(k int) bool { return d.s.paras[k].line >= sb.h.endLine })
 	for ; k < len(d.s.paras) && d.s.paras[k].line < sb.endLine; k++ {
 		if !d.s.paras[k].hasPipe {
 			continue
 		}
-		if md == nil {
-			md = newBlockParser()
-		}
-		if t := d.s.parseTable(md, d.s.paras[k], nil); t != nil {
+		if t := d.s.parseTable(nil, d.s.paras[k], nil); t != nil {
 			return t
 		}
 	}

@@ -56,8 +56,7 @@ const (
 // Queue is a parsed issue_queue.md.
 type Queue struct {
 	d      *doc
-	Issues []*Issue
-	byID   map[string]*Issue
+	Issues []*Issue // in the order of d.records
 }
 
 // Issue is one issue with its fields read and defaults applied.
@@ -123,7 +122,7 @@ func issueTitleish(title string) bool {
 // never fails: problems are findings, see Findings and Err.
 func ParseQueue(name string, src []byte) *Queue {
 	d := newDoc(name, src)
-	q := &Queue{d: d, byID: make(map[string]*Issue, len(d.s.headings)/4)}
+	q := &Queue{d: d}
 	for hi, h := range d.s.headings {
 		if !issueTitleish(h.title) {
 			continue
@@ -146,16 +145,13 @@ func ParseQueue(name string, src []byte) *Queue {
 				"malformed issue ID %q: want ISSUE-YYYYMMDD-NNN, e.g. ISSUE-20261122-001", id))
 			continue
 		}
-		if first, dup := q.byID[id]; dup {
-			d.findings = append(d.findings, d.finding(h.line, 1, false, "duplicate issue ID %s (first at line %d)", id, first.Line))
+		if first, dup := d.byKey[id]; dup {
+			d.findings = append(d.findings, d.finding(h.line, 1, false, "duplicate issue ID %s (first at line %d)", id, first.h.line+1))
 			continue
 		}
 		r := d.buildRecord(id, hi)
-		d.records = append(d.records, r)
-		d.byKey[id] = r
-		is := &Issue{ID: id, Line: h.line + 1, q: q, r: r}
-		q.Issues = append(q.Issues, is)
-		q.byID[id] = is
+		d.addRecord(r)
+		q.Issues = append(q.Issues, &Issue{ID: id, Line: h.line + 1, q: q, r: r})
 	}
 	for _, hd := range d.s.hidden {
 		if hd.where == "a fenced code block" && q.inSection(hd.line) {
@@ -198,7 +194,12 @@ func (q *Queue) Source() []byte { return q.d.src }
 func (q *Queue) Name() string { return q.d.name }
 
 // Issue returns the issue with the given ID, or nil.
-func (q *Queue) Issue(id string) *Issue { return q.byID[id] }
+func (q *Queue) Issue(id string) *Issue {
+	if r := q.d.byKey[id]; r != nil {
+		return q.Issues[r.idx]
+	}
+	return nil
+}
 
 // Field returns the raw (unescaped) value of any field, known or not, and
 // whether the issue's table has that row.

@@ -607,17 +607,11 @@ func (s *scan) container(a int) int {
 // blockParse parses lines [from, to) with goldmark's block parsers and
 // returns the tree and the bytes parsed, which node positions index.
 func (s *scan) blockParse(from, to int) (ast.Node, []byte) {
-	base := s.src[s.lineStart(from):s.lines[to]]
-	return s.parser().Parse(text.NewReader(base)), base
-}
-
-// parser returns the scan's goldmark parser, made when first needed; it is
-// not safe for concurrent use.
-func (s *scan) parser() parser.Parser {
 	if s.md == nil {
 		s.md = newBlockParser()
 	}
-	return s.md
+	base := s.src[s.lineStart(from):s.lines[to]]
+	return s.md.Parse(text.NewReader(base)), base
 }
 
 // newBlockParser returns a goldmark parser with the block parsers and

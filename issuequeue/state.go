@@ -69,9 +69,7 @@ func ParseState(name string, src []byte) *State {
 			d.findings = append(d.findings, d.finding(h.line, 1, false, "section %q appears twice", h.title))
 			continue
 		}
-		r := d.buildRecord(h.title, hi)
-		d.records = append(d.records, r)
-		d.byKey[h.title] = r
+		d.addRecord(d.buildRecord(h.title, hi))
 	}
 	d.parseTables(func(int) {})
 	st.load()

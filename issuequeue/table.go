@@ -40,13 +40,17 @@ type tableBuf struct {
 	cells []cell
 }
 
-// parseTable parses the paragraph p with goldmark (a parser from
-// newBlockParser, which is not safe for concurrent use) and returns its
-// table, or nil if goldmark does not see one there. With buf, the table
-// may live in buf's memory, valid until buf is used again.
+// parseTable parses the paragraph p as goldmark would and returns its
+// table, or nil if goldmark does not see one there. md is a parser from
+// newBlockParser (not safe for concurrent use), or nil to make one if the
+// fast path cannot decide. With buf, the table may live in buf's memory,
+// valid until buf is used again.
 func (s *scan) parseTable(md parser.Parser, p para, buf *tableBuf) *table {
 	if t, ok := s.fastTable(p, buf); ok {
 		return t
+	}
+	if md == nil {
+		md = newBlockParser()
 	}
 	return s.goldmarkTable(md, p)
 }
