@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -83,15 +81,11 @@ func runAdd(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if *details != "" {
-		var in io.Reader = e.stdin
-		if *details != "-" {
-			f, err := os.Open(*details)
-			if err != nil {
-				return withCode(exitUsage, fmt.Errorf("reading the details: %w", err))
-			}
-			defer f.Close()
-			in = f
+		in, err := e.input(*details, "give the file with the details, or - to read standard input")
+		if err != nil {
+			return err
 		}
+		defer in.Close()
 		if n.Details, err = orchestrator.ReadOutput(in, nil); err != nil {
 			return withCode(exitUsage, fmt.Errorf("reading the details: %w", err))
 		}

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"github.com/autoretry/orchestrator/internal/suggest"
 	"io"
 	"os"
 	"os/signal"
@@ -13,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/autoretry/orchestrator/config"
+	"github.com/autoretry/orchestrator/internal/suggest"
+	"github.com/autoretry/orchestrator/signature"
 )
 
 // Exit codes, SPEC §9.
@@ -63,6 +64,20 @@ type env struct {
 	defaultDir string // set when dir is the default
 	configPath string // --config; empty means <dir>/config.toml
 	cfg        *config.Config
+	sigRules   *signature.Rules // compiled from cfg when first needed
+}
+
+// input opens the file named by a FILE|- argument: standard input for "-".
+// A file that cannot be opened is a usage error (exit 2) with hint.
+func (e *env) input(name, hint string) (io.ReadCloser, error) {
+	if name == "-" {
+		return io.NopCloser(e.stdin), nil
+	}
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, withCode(exitUsage, err, hint)
+	}
+	return f, nil
 }
 
 // exitError carries an exit code and optional hints up to Main.

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"strings"
 
@@ -69,17 +68,13 @@ func runFail(ctx context.Context, e *env, args []string) error {
 		return usageErr(c, "unknown failure type %q (want %s)", *typ, strings.Join(orchestrator.FailureTypes, ", "))
 	}
 	var out io.Reader = strings.NewReader("")
-	switch *output {
-	case "":
-	case "-":
-		out = e.stdin
-	default:
-		f, err := os.Open(*output)
+	if *output != "" {
+		in, err := e.input(*output, "give the file holding the failing command's output, or - to read standard input")
 		if err != nil {
-			return withCode(exitUsage, err, "give the file holding the failing command's output, or - to read standard input")
+			return err
 		}
-		defer f.Close()
-		out = f
+		defer in.Close()
+		out = in
 	}
 	o, err := e.engine("fail")
 	if err != nil {

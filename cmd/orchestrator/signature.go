@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/autoretry/orchestrator"
 	"github.com/autoretry/orchestrator/signature"
@@ -56,15 +55,15 @@ func runSignature(ctx context.Context, e *env, args []string) error {
 	if len(args) > 1 {
 		return usageErr(c, "signature takes one FILE, got %d", len(args))
 	}
-	in := e.stdin
-	if len(args) == 1 && args[0] != "-" {
-		f, err := os.Open(args[0])
-		if err != nil {
-			return withCode(exitUsage, err, "give an existing file, or - to read standard input")
-		}
-		defer f.Close()
-		in = f
+	name := "-"
+	if len(args) == 1 {
+		name = args[0]
 	}
+	in, err := e.input(name, "give an existing file, or - to read standard input")
+	if err != nil {
+		return err
+	}
+	defer in.Close()
 
 	if *raw {
 		sum, err := signature.Raw(in)
@@ -96,6 +95,9 @@ func runSignature(ctx context.Context, e *env, args []string) error {
 // [signature] section of the configuration (normalize, extra_patterns), with
 // TMPDIR from the command's environment. A bad pattern is a usage error.
 func (e *env) signatureRules() (*signature.Rules, error) {
+	if e.sigRules != nil {
+		return e.sigRules, nil
+	}
 	cfg, err := e.config()
 	if err != nil {
 		return nil, err
@@ -108,6 +110,7 @@ func (e *env) signatureRules() (*signature.Rules, error) {
 	if err != nil {
 		return nil, withCode(exitUsage, err)
 	}
+	e.sigRules = rules
 	return rules, nil
 }
 
