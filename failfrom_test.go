@@ -75,9 +75,7 @@ func newTestOrchestrator(t *testing.T) *Orchestrator {
 func TestFailFromHugeOutput(t *testing.T) {
 	o := newTestOrchestrator(t)
 	const lines = 3_000_000 // about 64 MiB
-	var size int64
-	n, _ := io.Copy(io.Discard, &lineReader{n: lines})
-	size = n
+	size, _ := io.Copy(io.Discard, &lineReader{n: lines})
 	want, err := func() (string, error) {
 		d, _ := o.NewSignature()
 		_, err := io.Copy(d, &lineReader{n: lines})

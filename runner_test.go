@@ -65,7 +65,7 @@ func newFakeRunner(t *testing.T, results ...procgroup.Result) *fakeRunner {
 
 func failed(tail string) procgroup.Result { return procgroup.Result{ExitCode: 1, Tail: []byte(tail)} }
 
-var ok = procgroup.Result{}
+var succeeded = procgroup.Result{}
 
 // SPEC §6 step 3: transient failures run the loop again after backoff with
 // jitter (1 s, ×2, +10 % × the random number), honour a longer "retry after"
@@ -79,17 +79,17 @@ func TestRunBackoff(t *testing.T) {
 		sleeps  []time.Duration
 		result  string
 	}{
-		{"503 twice, then fine", []procgroup.Result{failed("HTTP 503"), failed("HTTP 503"), ok},
+		{"503 twice, then fine", []procgroup.Result{failed("HTTP 503"), failed("HTTP 503"), succeeded},
 			[]time.Duration{jit(time.Second), jit(2 * time.Second)}, ResultOK},
 		{"503 three times: the loop failed", []procgroup.Result{failed("503"), failed("503"), failed("503")},
 			[]time.Duration{jit(time.Second), jit(2 * time.Second)}, ResultFailed},
 		{"rate limits get five tries", []procgroup.Result{failed("429"), failed("429"), failed("429"), failed("429"), failed("429")},
 			[]time.Duration{jit(time.Second), jit(2 * time.Second), jit(4 * time.Second), jit(8 * time.Second)}, ResultFailed},
-		{"a longer retry-after hint wins", []procgroup.Result{failed("429 Too Many Requests\nRetry-After: 40\n"), ok},
+		{"a longer retry-after hint wins", []procgroup.Result{failed("429 Too Many Requests\nRetry-After: 40\n"), succeeded},
 			[]time.Duration{40 * time.Second}, ResultOK},
-		{"a shorter hint does not", []procgroup.Result{failed("rate limit; retry after 10ms"), ok},
+		{"a shorter hint does not", []procgroup.Result{failed("rate limit; retry after 10ms"), succeeded},
 			[]time.Duration{jit(time.Second)}, ResultOK},
-		{"resets at a clock time", []procgroup.Result{failed("rate limit reached; resets at " + time.Date(2026, 11, 22, 10, 45, 0, 0, time.UTC).Local().Format("15:04")), ok},
+		{"resets at a clock time", []procgroup.Result{failed("rate limit reached; resets at " + time.Date(2026, 11, 22, 10, 45, 0, 0, time.UTC).Local().Format("15:04")), succeeded},
 			[]time.Duration{30*time.Minute - time.Second}, ResultOK},
 		{"a permanent error is not retried", []procgroup.Result{failed("Error: invalid API key")}, nil, ResultPermanent},
 		{"an ordinary failure is not retried", []procgroup.Result{failed("--- FAIL: TestX")}, nil, ResultFailed},
@@ -132,7 +132,7 @@ func (f *fakeRunner) state(t *testing.T) *issuequeue.State {
 // output, not only of the end that is kept: two failures that differ only in
 // their first line, megabytes before the end, are different failures.
 func TestVerifySignatureCoversAllOutput(t *testing.T) {
-	f := newFakeRunner(t, ok, ok, ok)
+	f := newFakeRunner(t, succeeded, succeeded, succeeded)
 	queue := "# Issue Queue\n\n## ISSUE-20261122-001\n\n| Field | Value |\n|---|---|\n| Priority | critical |\n| Status | pending |\n" +
 		"| Auto-Retry | true |\n| Max-Retries | 5 |\n| Verify | check |\n\n### Summary\nbroken\n"
 	if err := os.WriteFile(filepath.Join(f.O.Dir, "issue_queue.md"), []byte(queue), 0o644); err != nil {

@@ -88,6 +88,15 @@ func (c *cli) setup(ctx context.Context, config, queue string) {
 	c.write(".orchestrator/issue_queue.md", queue)
 }
 
+// fifo makes a named pipe in the work directory: a loop that reads it waits
+// until the test writes to it.
+func (c *cli) fifo(name string) {
+	c.t.Helper()
+	if err := unix.Mkfifo(c.path(name), 0o600); err != nil {
+		c.t.Fatal(err)
+	}
+}
+
 func (c *cli) write(name, content string) {
 	c.t.Helper()
 	mode := os.FileMode(0o644)
@@ -450,10 +459,8 @@ func TestProcessConcurrentRuns(t *testing.T) {
 	ctx := testContext(t, 30*time.Second)
 	c := newCLI(t)
 	c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \"1m\"\n", emptyQueue)
+	c.fifo("release")
 	fifo := c.path("release")
-	if err := unix.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
 	c.write("loop.sh", `echo x >> loops
 echo started
 read answer < release
@@ -507,9 +514,7 @@ func TestProcessKilledRunLeavesNoLock(t *testing.T) {
 	ctx := testContext(t, 30*time.Second)
 	c := newCLI(t)
 	c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \"1m\"\n", emptyQueue)
-	if err := unix.Mkfifo(c.path("release"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	c.fifo("release")
 	c.write("loop.sh", `echo x >> loops
 if [ ! -e blocked-once ]; then
 	: > blocked-once
@@ -645,9 +650,7 @@ func TestProcessStopBetweenLoops(t *testing.T) {
 	ctx := testContext(t, 40*time.Second)
 	c := newCLI(t)
 	c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \"5m\"\n", emptyQueue)
-	if err := unix.Mkfifo(c.path("release"), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	c.fifo("release")
 	c.write("loop.sh", `echo x >> loops
 if [ "$ORCHESTRATOR_LOOP_KIND" = regular ]; then
 	orchestrator add --summary "server fails to start" --priority critical --auto-retry
@@ -777,11 +780,8 @@ echo "grandchild $pid $$"
 			c := newCLI(t)
 			c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \""+tc.timeout+"\"\n", emptyQueue)
 			c.write("loop.sh", tc.loop)
-			for _, name := range []string{"grandchild", "release"} {
-				if err := unix.Mkfifo(c.path(name), 0o600); err != nil {
-					t.Fatal(err)
-				}
-			}
+			c.fifo("grandchild")
+			c.fifo("release")
 			run := c.start(ctx, nil, "run")
 			f := strings.Fields(run.waitLine(ctx, "grandchild "))
 			pid, _ := strconv.Atoi(f[1])
