@@ -1,33 +1,15 @@
 package orchestrator
 
 import (
+	"context"
+	"fmt"
 	"sort"
 	"strconv"
 	"strings"
 
 	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/templates"
 )
-
-// Policy holds the limits the end-of-loop check applies (SPEC §5, §8).
-type Policy struct {
-	GlobalCap        int            // auto-retry loops per run
-	MaxRetries       int            // per-issue default when Max-Retries is missing
-	MaxRetriesByType map[string]int // per-type defaults, by lower-case Type
-	HaltAfterRepeats int            // identical signatures in a row that halt an issue
-	SentinelPresent  bool           // no_auto_retry exists
-}
-
-// MaxRetriesFor returns the retry limit of an issue: its own Max-Retries,
-// else the default for its Type, else the global default.
-func (p Policy) MaxRetriesFor(is *issuequeue.Issue) int {
-	if is.HasMaxRetries {
-		return is.MaxRetries
-	}
-	if n, ok := p.MaxRetriesByType[strings.ToLower(is.Type)]; ok {
-		return n
-	}
-	return p.MaxRetries
-}
 
 // CheckOutcome is what the end-of-loop check decided.
 type CheckOutcome int
@@ -35,7 +17,7 @@ type CheckOutcome int
 const (
 	// CheckRetry: another loop should run for the triggered issues (exit 0).
 	CheckRetry CheckOutcome = iota
-	// CheckNothing: no issue needs a loop (exit 1).
+	// CheckNothing: no issue needs a loop now (exit 1).
 	CheckNothing
 	// CheckHuman: a safeguard stopped auto-retry or a person is needed (exit 3).
 	CheckHuman
@@ -45,16 +27,28 @@ const (
 type Decision struct {
 	Outcome CheckOutcome
 
-	// Disabled says why auto-retry is off ("" when it is on). When it is
-	// set, nothing is changed.
+	// Stop is the rule that kept the check from starting a loop although
+	// issues were waiting, or that escalated issues; nil when it retries or
+	// nothing waits.
+	Stop *Verdict
+	// Verdicts are the answers of every rule a loop start depends on, in
+	// the order they are applied; Issues says for every auto-retry
+	// candidate whether it is retried and why.
+	Verdicts []Verdict
+	Issues   []IssueVerdict
+
+	// Disabled says why auto-retry is off or paused ("" when it is on).
+	// When it is set, nothing is changed.
 	Disabled string
-	// WouldQualify lists the issues that would have qualified had
-	// auto-retry been enabled.
+	// WouldQualify lists the issues that would have qualified had no rule
+	// stopped the check.
 	WouldQualify []*issuequeue.Issue
 
-	// Exhausted lists candidates that reached their retry limit; they are
+	// Exhausted lists candidates that reached their retry limit; Halted
+	// those that carry a signature another issue was halted on. Both are
 	// escalated.
 	Exhausted []*issuequeue.Issue
+	Halted    []*issuequeue.Issue
 	// CapReached is set when the run's global cap stopped the retry.
 	CapReached bool
 	// Triggered lists the issues another loop is for, in retry order.
@@ -65,37 +59,40 @@ type Decision struct {
 	StateEdits []issuequeue.Edit
 }
 
-// Decide performs the end-of-loop check of SPEC §5 on parsed files. It
-// changes nothing itself: the edits it returns are written by the caller.
-func Decide(q *issuequeue.Queue, st *issuequeue.State, p Policy) Decision {
+// Decide performs the end-of-loop check on parsed files and the other
+// inputs. It changes nothing itself: the edits it returns are written by
+// the caller.
+func Decide(in Inputs) Decision {
+	q, st := in.Queue, in.State
 	var d Decision
 	d.Total = st.TotalAutoRetries
-	var candidates, qualifying []*issuequeue.Issue
+	var qualifying []*issuequeue.Issue
 	for _, is := range q.Issues {
-		if is.AutoRetry && is.Status == issuequeue.StatusPending && !is.Halted {
-			candidates = append(candidates, is)
+		if !pendingAutoRetry(is) {
+			continue
 		}
-	}
-	for _, is := range candidates {
-		if is.RetryCount >= p.MaxRetriesFor(is) {
-			d.Exhausted = append(d.Exhausted, is)
-		} else {
+		iv := issueVerdict(in, is)
+		d.Issues = append(d.Issues, iv)
+		switch {
+		case iv.Retry:
 			qualifying = append(qualifying, is)
+		case iv.Code == CodeMaxRetries:
+			d.Exhausted = append(d.Exhausted, is)
+		default:
+			d.Halted = append(d.Halted, is)
 		}
 	}
 	SortForRetry(qualifying)
 
-	switch {
-	case p.SentinelPresent:
-		d.Disabled = "the sentinel file no_auto_retry exists"
-	case !st.AutoRetryEnabled:
-		d.Disabled = "auto_retry_enabled is false in session_state.md"
-	}
-	if d.Disabled != "" {
+	all, stop := Gate(in, KindAutoRetry)
+	d.Verdicts = all
+	if stop != nil && (stop.Rule == CodePaused || stop.Rule == CodeSentinel || stop.Rule == CodeDisabled) {
+		// A person's stop: nothing is changed, not even escalations.
+		d.Stop, d.Disabled = stop, stop.Reason
 		d.WouldQualify = qualifying
-		d.Exhausted = nil
+		d.Exhausted, d.Halted = nil, nil
 		d.Outcome = CheckNothing
-		if len(qualifying) > 0 {
+		if len(qualifying) > 0 && !stop.Wait {
 			d.Outcome = CheckHuman
 		}
 		return d
@@ -104,17 +101,26 @@ func Decide(q *issuequeue.Queue, st *issuequeue.State, p Policy) Decision {
 	for _, is := range d.Exhausted {
 		d.QueueEdits = append(d.QueueEdits, issuequeue.SetField(is.ID, issuequeue.FieldStatus, issuequeue.StatusEscalated))
 	}
+	for _, is := range d.Halted {
+		d.QueueEdits = append(d.QueueEdits, issuequeue.SetField(is.ID, issuequeue.FieldHalted, "true"),
+			issuequeue.SetField(is.ID, issuequeue.FieldStatus, issuequeue.StatusEscalated))
+	}
 	if len(qualifying) == 0 {
 		d.Outcome = CheckNothing
-		if len(d.Exhausted) > 0 {
+		if len(d.Exhausted)+len(d.Halted) > 0 {
 			d.Outcome = CheckHuman
+			d.Stop = escalationVerdict(d)
 		}
 		return d
 	}
-	if st.TotalAutoRetries >= p.GlobalCap {
-		d.CapReached = true
+	if stop != nil {
+		d.Stop = stop
+		d.CapReached = stop.Rule == CodeRunCap
 		d.WouldQualify = qualifying
 		d.Outcome = CheckHuman
+		if stop.Wait {
+			d.Outcome = CheckNothing
+		}
 		return d
 	}
 	var reasons []string
@@ -131,6 +137,25 @@ func Decide(q *issuequeue.Queue, st *issuequeue.State, p Policy) Decision {
 		issuequeue.SetField(issuequeue.SectionAutoRetry, issuequeue.StateLastRetryReason, strings.Join(reasons, "; ")))
 	d.Outcome = CheckRetry
 	return d
+}
+
+// escalationVerdict is the stop of a check that escalated issues and has
+// nothing left to retry.
+func escalationVerdict(d Decision) *Verdict {
+	v := &Verdict{Rule: CodeMaxRetries, Stop: true,
+		Hint: "answer the escalation: 'orchestrator retry ID', 'orchestrator fix ID \"…\"' or 'orchestrator skip ID'"}
+	var parts []string
+	if n := len(d.Exhausted); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d issue(s) used all their retries and were escalated", n))
+	}
+	if n := len(d.Halted); n > 0 {
+		if len(d.Exhausted) == 0 {
+			v.Rule = CodeRepeatedAcross
+		}
+		parts = append(parts, fmt.Sprintf("%d issue(s) fail the same way as an issue halted on that failure and were escalated", n))
+	}
+	v.Reason = strings.Join(parts, "; ")
+	return v
 }
 
 // priorityRank orders priorities critical → low; unknown values sort last.
@@ -166,4 +191,191 @@ func SortForRetry(issues []*issuequeue.Issue) {
 		}
 		return false
 	})
+}
+
+// CheckReport is the result of Check, for --json.
+type CheckReport struct {
+	Outcome          string         `json:"outcome"` // "retry", "nothing" or "stop"
+	Code             Code           `json:"code,omitempty"`
+	Reason           string         `json:"reason,omitempty"`
+	Hint             string         `json:"hint,omitempty"`
+	Triggered        []string       `json:"triggered"`
+	Exhausted        []string       `json:"exhausted"`
+	Halted           []string       `json:"halted"`
+	WouldQualify     []string       `json:"would_qualify"`
+	TotalAutoRetries int            `json:"total_auto_retries"`
+	GlobalCap        int            `json:"global_cap"`
+	Rules            []Verdict      `json:"rules"`
+	Issues           []IssueVerdict `json:"issues"`
+	Decision         Decision       `json:"-"`
+}
+
+// runCheck says that a check is the one a run makes after its loop number
+// loops: [loop] max_loops and the circuit breaker apply.
+type runCheck struct {
+	run   bool
+	loops int
+}
+
+// Check performs the end-of-loop check under the write lock and prints its
+// banners.
+func (o *Orchestrator) Check(ctx context.Context) (CheckReport, error) {
+	return o.check(ctx, runCheck{})
+}
+
+func (o *Orchestrator) check(ctx context.Context, rc runCheck) (CheckReport, error) {
+	var rep CheckReport
+	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		in, err := o.inputs(q, st)
+		if err != nil {
+			return issuequeue.Change{}, err
+		}
+		in.Run, in.RunLoops = rc.run, rc.loops
+		d := Decide(in)
+		rep = o.checkReport(d)
+		return issuequeue.Change{Queue: d.QueueEdits, State: d.StateEdits, After: func() error { return o.announceCheck(d, st) }}, nil
+	})
+	return rep, err
+}
+
+// inputs gathers what a decision depends on besides the two files.
+func (o *Orchestrator) inputs(q *issuequeue.Queue, st *issuequeue.State) (Inputs, error) {
+	now := o.now()
+	u, err := ReadUsage(o.Dir, now)
+	if err != nil {
+		return Inputs{}, fmt.Errorf("reading the event log: %w", err)
+	}
+	p, err := ReadPause(o.Dir)
+	if err != nil {
+		return Inputs{}, err
+	}
+	return Inputs{Queue: q, State: st, Usage: u, Config: o.Config, Now: now, Sentinel: o.paths().SentinelPresent(), Pause: p,
+		Invocation: o.invocation(), Dir: o.Dir}, nil
+}
+
+func ids(is []*issuequeue.Issue) []string {
+	out := []string{}
+	for _, i := range is {
+		out = append(out, i.ID)
+	}
+	return out
+}
+
+func (o *Orchestrator) checkReport(d Decision) CheckReport {
+	rep := CheckReport{Triggered: ids(d.Triggered), Exhausted: ids(d.Exhausted), Halted: ids(d.Halted), WouldQualify: ids(d.WouldQualify),
+		TotalAutoRetries: d.Total, GlobalCap: o.Config.AutoRetry.GlobalCap, Rules: d.Verdicts, Issues: d.Issues, Decision: d}
+	if rep.Issues == nil {
+		rep.Issues = []IssueVerdict{}
+	}
+	switch d.Outcome {
+	case CheckRetry:
+		rep.Outcome = "retry"
+	case CheckNothing:
+		rep.Outcome = "nothing"
+	default:
+		rep.Outcome = "stop"
+	}
+	if d.Stop != nil {
+		rep.Code, rep.Reason, rep.Hint = d.Stop.Rule, d.Stop.Reason, d.Stop.Hint
+	}
+	return rep
+}
+
+// announceCheck prints the check's banners and logs its events; it runs
+// after the files are written.
+func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State) error {
+	now := o.now()
+	lg := o.log()
+	if d.Stop != nil && (d.Outcome == CheckHuman || len(d.WouldQualify) > 0) {
+		if err := lg.Record(Event{Time: now, Event: EvStopped, RunID: st.RunID, Code: d.Stop.Rule, Reason: d.Stop.Reason, Until: d.Stop.Until}); err != nil {
+			return err
+		}
+	}
+	if d.Disabled != "" {
+		if d.Stop.Rule == CodePaused {
+			fmt.Fprintf(o.Stdout, "No loop runs: %s.\n", d.Disabled)
+		} else {
+			fmt.Fprintf(o.Stdout, "Auto-retry is disabled: %s.\n", d.Disabled)
+		}
+		if len(d.WouldQualify) > 0 {
+			fmt.Fprintf(o.Stdout, "%d issue(s) would otherwise be retried:\n", len(d.WouldQualify))
+			for _, is := range d.WouldQualify {
+				fmt.Fprintf(o.Stdout, "  - %s: %s\n", is.ID, is.Summary())
+			}
+		}
+		return nil
+	}
+	if len(d.Exhausted) > 0 {
+		ex := templates.Exhausted{Dir: o.Dir}
+		for _, is := range d.Exhausted {
+			ex.Issues = append(ex.Issues, o.tmplIssue(is))
+		}
+		if err := o.render("exhausted", ex); err != nil {
+			return err
+		}
+		for _, is := range d.Exhausted {
+			if err := o.render("escalation", templates.Escalation{Issue: o.tmplIssue(is), Reason: "exhausted",
+				Threshold: o.Config.AutoRetry.HaltAfterRepeats, Command: o.invocation()}); err != nil {
+				return err
+			}
+			if err := lg.Record(Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: "max_retries_exceeded",
+				Code: CodeMaxRetries, TotalAttempts: is.RetryCount}); err != nil {
+				return err
+			}
+		}
+	}
+	for _, iv := range d.Issues {
+		if iv.Code != CodeRepeatedAcross {
+			continue
+		}
+		var is *issuequeue.Issue
+		for _, h := range d.Halted {
+			if h.ID == iv.ID {
+				is = h
+			}
+		}
+		if is == nil {
+			continue
+		}
+		ti := o.tmplIssue(is)
+		ti.Status = issuequeue.StatusEscalated
+		if err := o.render("escalation", templates.Escalation{Issue: ti, Reason: "halted", Detail: iv.Because,
+			Threshold: o.Config.AutoRetry.HaltAfterRepeats, Command: o.invocation()}); err != nil {
+			return err
+		}
+		if err := lg.Record(Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: "same_failure_repeated",
+			Code: CodeRepeatedAcross, Signature: is.FailureSignature, Error: iv.Because}); err != nil {
+			return err
+		}
+	}
+	if d.Stop != nil && len(d.WouldQualify) > 0 {
+		if d.CapReached {
+			if err := lg.Record(Event{Time: now, Event: EvCapReached, RunID: st.RunID, Reason: "global_cap"}); err != nil {
+				return err
+			}
+			return o.render("cap", templates.Cap{GlobalCap: o.Config.AutoRetry.GlobalCap, TotalAutoRetries: st.TotalAutoRetries})
+		}
+		fmt.Fprintf(o.Stdout, "No auto-retry loop: %s.\n", d.Stop.Reason)
+		return nil
+	}
+	if len(d.Triggered) == 0 {
+		if len(d.Exhausted)+len(d.Halted) == 0 {
+			fmt.Fprintln(o.Stdout, "No issue needs an auto-retry loop.")
+		}
+		return nil
+	}
+	if err := lg.Record(Event{Time: now, Event: EvAutoRetryLoop, RunID: st.RunID, Kind: KindAutoRetry}); err != nil {
+		return err
+	}
+	tr := templates.Triggered{}
+	for _, is := range d.Triggered {
+		ti := o.tmplIssue(is)
+		ti.RetryCount++ // the attempt about to run
+		ti.Status = issuequeue.StatusInProgress
+		tr.Issues = append(tr.Issues, ti)
+		if err := lg.Record(Event{Time: now, Event: EvTriggered, IssueID: is.ID, RunID: st.RunID, Attempt: is.RetryCount + 1}); err != nil {
+			return err
+		}
+	}
+	return o.render("triggered", tr)
 }

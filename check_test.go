@@ -4,11 +4,28 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/autoretry/orchestrator/config"
 
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
-var testPolicy = Policy{GlobalCap: 15, MaxRetries: 10, MaxRetriesByType: map[string]int{"build": 1, "test": 3}, HaltAfterRepeats: 3}
+// testConfig is the default configuration with the per-type limits the
+// tests use.
+func testConfig() *config.Config {
+	c := config.Default()
+	c.AutoRetry.MaxRetriesByType = map[string]int{"build": 1, "test": 3}
+	return c
+}
+
+var testNow = time.Date(2026, 11, 22, 10, 15, 0, 0, time.UTC)
+
+// testInputs are the inputs of a check of q and st with the test
+// configuration, an empty event log and no sentinel.
+func testInputs(q *issuequeue.Queue, st *issuequeue.State) Inputs {
+	return Inputs{Queue: q, State: st, Config: testConfig(), Now: testNow}
+}
 
 // issueMD renders an issue with the given extra field rows.
 func issueMD(id string, rows ...string) string {
@@ -39,7 +56,7 @@ func stateMD(total int, enabled bool) string {
 	return fmt.Sprintf("# Session State\n\n## Auto-Retry State\n\n| Field | Value |\n|---|---|\n| total_auto_retries | %d |\n| last_retry_reason | null |\n| auto_retry_enabled | %v |\n", total, enabled)
 }
 
-func ids(is []*issuequeue.Issue) string {
+func idList(is []*issuequeue.Issue) string {
 	var s []string
 	for _, i := range is {
 		s = append(s, i.ID)
@@ -86,16 +103,16 @@ func TestDecide(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			q, st := parse(t, tt.queue, stateMD(tt.total, tt.enabled))
-			p := testPolicy
-			p.SentinelPresent = tt.sentinel
-			d := Decide(q, st, p)
+			in := testInputs(q, st)
+			in.Sentinel = tt.sentinel
+			d := Decide(in)
 			if got, want := d.Outcome, tt.outcome; got != want {
 				t.Errorf("outcome = %v, want %v", got, want)
 			}
-			if got, want := ids(d.Triggered), tt.triggered; got != want {
+			if got, want := idList(d.Triggered), tt.triggered; got != want {
 				t.Errorf("triggered = %q, want %q", got, want)
 			}
-			if got, want := ids(d.Exhausted), tt.exhausted; got != want {
+			if got, want := idList(d.Exhausted), tt.exhausted; got != want {
 				t.Errorf("exhausted = %q, want %q", got, want)
 			}
 			if got, want := d.Disabled != "", tt.disabled; got != want {
@@ -117,7 +134,7 @@ func TestDecide(t *testing.T) {
 func TestDecideWritesCounters(t *testing.T) {
 	const a, b = "ISSUE-20261122-001", "ISSUE-20261122-002"
 	q, st := parse(t, issueMD(a, "Auto-Retry=true", "Retry-Count=2")+issueMD(b, "Auto-Retry=true"), stateMD(4, true))
-	d := Decide(q, st, testPolicy)
+	d := Decide(testInputs(q, st))
 	qb, err := q.Apply(d.QueueEdits...)
 	if err != nil {
 		t.Fatal(err)
@@ -153,7 +170,7 @@ func TestSortForRetry(t *testing.T) {
 	SortForRetry(is)
 	// Blocking first; then priority; then fewer retries; then older.
 	want := "ISSUE-20261122-001,ISSUE-20261122-004,ISSUE-20261122-003,ISSUE-20261122-002,ISSUE-20261122-005"
-	if got := ids(is); got != want {
+	if got := idList(is); got != want {
 		t.Errorf("order = %s\nwant    %s", got, want)
 	}
 }
@@ -177,7 +194,7 @@ func TestDecideFail(t *testing.T) {
 		{sig2, 3, true, "escalated", 1}, // the third identical failure in a row halts
 	}
 	for i, s := range steps {
-		d := DecideFail(q.Issue(id), Failure{Type: FailVerification, Output: Output{Tail: []byte("FAIL: x\n")}, Signature: s.sig}, testPolicy)
+		d := DecideFail(q.Issue(id), Failure{Type: FailVerification, Output: Output{Tail: []byte("FAIL: x\n")}, Signature: s.sig}, testConfig(), Usage{})
 		out, err := q.Apply(d.Edits...)
 		if err != nil {
 			t.Fatal(err)
@@ -225,13 +242,13 @@ func TestFailureDetailsCannotEscapeFence(t *testing.T) {
 	const id = "ISSUE-20261122-001"
 	q, _ := parse(t, issueMD(id, "Status=in_progress")+issueMD("ISSUE-20261122-002", "Status=pending"), "")
 	evil := "```\n## ISSUE-20261122-003\n| Status | resolved |\n````\n<!--\n~~~\n"
-	d := DecideFail(q.Issue(id), Failure{Type: FailVerification, Output: Output{Tail: []byte(evil)}, Signature: strings.Repeat("c", 64)}, testPolicy)
+	d := DecideFail(q.Issue(id), Failure{Type: FailVerification, Output: Output{Tail: []byte(evil)}, Signature: strings.Repeat("c", 64)}, testConfig(), Usage{})
 	out, err := q.Apply(d.Edits...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	q2, _ := parse(t, string(out), "")
-	if got := ids(q2.Issues); got != "ISSUE-20261122-001,ISSUE-20261122-002" {
+	if got := idList(q2.Issues); got != "ISSUE-20261122-001,ISSUE-20261122-002" {
 		t.Fatalf("issues after writing output = %s\n%s", got, out)
 	}
 	if q2.Issue("ISSUE-20261122-002").Status != "pending" {

@@ -34,6 +34,10 @@ type Event struct {
 	TotalAttempts int       `json:"total_attempts,omitempty"`
 	DurationMS    int64     `json:"duration_ms,omitempty"`
 	FeedbackLines int       `json:"feedback_lines,omitempty"`
+	Kind          string    `json:"kind,omitempty"` // of a loop: regular, auto_retry
+	Cost          float64   `json:"cost,omitempty"` // a loop execution's reported cost
+	Code          Code      `json:"code,omitempty"` // the reason code of a stop or halt
+	Until         time.Time `json:"until,omitempty"`
 }
 
 // Log event names.
@@ -50,7 +54,21 @@ const (
 	EvRunFinished      = "run_finished"
 	EvLoop             = "loop"
 	EvTransient        = "transient_retry"
+	// EvExec is one execution of the loop command (re-runs after transient
+	// failures included), with its wall time and cost: the daily budgets
+	// count these.
+	EvExec = "loop_exec"
+	// EvAutoRetryLoop is recorded when the check starts an auto-retry loop.
+	EvAutoRetryLoop = "auto_retry_loop"
+	// EvStopped is a run or check stopped by a rule, with its code.
+	EvStopped = "stopped"
+	// EvRateLimitWindow is a rate-limit window opened (until Until).
+	EvRateLimitWindow = "rate_limit_window"
 )
+
+// ledgerFile is the event log programs read: the ledger the budgets and the
+// cross-issue rules count from.
+const ledgerFile = "retry.jsonl"
 
 // EventLog appends events to the logs of a state directory. Appends are
 // single writes to files opened with O_APPEND, so concurrent writers do not
@@ -70,7 +88,7 @@ func (l EventLog) Record(ev Event) error {
 	if err != nil {
 		return err
 	}
-	if err := appendFile(l.path("retry.jsonl"), append(j, '\n')); err != nil {
+	if err := appendFile(l.path(ledgerFile), append(j, '\n')); err != nil {
 		return err
 	}
 	return appendFile(l.path("retry.log"), []byte(textLine(ev)))
@@ -146,6 +164,14 @@ func textLine(ev Event) string {
 	add("reason", ev.Reason)
 	add("error", ev.Error)
 	add("duration_ms", ev.DurationMS)
+	add("kind", ev.Kind)
+	add("code", string(ev.Code))
+	if ev.Cost != 0 {
+		kv = append(kv, "cost="+strconv.FormatFloat(ev.Cost, 'f', -1, 64))
+	}
+	if !ev.Until.IsZero() {
+		kv = append(kv, "until="+ev.Until.UTC().Format(time.RFC3339))
+	}
 	return head + ev.Event + " " + strings.Join(kv, " ") + "\n"
 }
 

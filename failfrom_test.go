@@ -66,7 +66,7 @@ func newTestOrchestrator(t *testing.T) *Orchestrator {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &Orchestrator{Dir: dir, Policy: testPolicy, Templates: &templates.Set{Dir: filepath.Join(dir, "templates")},
+	return &Orchestrator{Dir: dir, Config: testConfig(), Templates: &templates.Set{Dir: filepath.Join(dir, "templates")},
 		Stdout: io.Discard, NewSignature: func() (SignatureWriter, error) { return rules.NewDigest(), nil }}
 }
 

@@ -9,10 +9,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/autoretry/orchestrator/config"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
-// Failure types (seed 000).
+// Failure types.
 const (
 	FailExecution    = "execution_error"
 	FailVerification = "verification_failed"
@@ -28,7 +29,7 @@ var FailureTypes = []string{FailExecution, FailVerification, FailTimeout, FailRe
 const (
 	DetailsMaxLines = 200
 	DetailsMaxBytes = 64 << 10
-	errorSummaryMax = 200 // seed 000: error messages truncated to 200 characters
+	errorSummaryMax = 200 // error messages in the logs are cut to 200 characters
 )
 
 // AttemptHeader is the header of the Attempt History table.
@@ -47,16 +48,24 @@ type FailDecision struct {
 	Attempt     int
 	RepeatCount int
 	Halted      bool
+	Code        Code   // why it halted: repeated_failure, repeated_failure_across_issues, oscillation
+	Because     string // the halt's reason in words
 	Error       string // one-line summary of the output
 	Edits       []issuequeue.Edit
 }
 
-// DecideFail applies SPEC §5 "Recording failures" to an issue.
-func DecideFail(is *issuequeue.Issue, f Failure, p Policy) FailDecision {
+// DecideFail records a failure of an issue: the signature's repeat count,
+// and a halt when the same failure came halt_after_repeats times in a row,
+// when it already came that often in the last 24 hours under any issues (or
+// another issue was halted on it), or when the issue's last four attempts
+// alternate between two failures. u is the event log's last 24 hours,
+// without this failure.
+func DecideFail(is *issuequeue.Issue, f Failure, cfg *config.Config, u Usage) FailDecision {
 	var d FailDecision
 	id := is.ID
+	threshold := cfg.AutoRetry.HaltAfterRepeats
 	set := func(field, v string) { d.Edits = append(d.Edits, issuequeue.SetField(id, field, v)) }
-	if f.Signature == is.FailureSignature {
+	if sameSignature(f.Signature, is.FailureSignature) || f.Signature == is.FailureSignature {
 		d.RepeatCount = is.SignatureRepeatCount + 1
 	} else {
 		if is.FailureSignature != "" {
@@ -67,7 +76,19 @@ func DecideFail(is *issuequeue.Issue, f Failure, p Policy) FailDecision {
 		d.RepeatCount = 1
 	}
 	set(issuequeue.FieldSignatureRepeatCount, strconv.Itoa(d.RepeatCount))
-	if d.RepeatCount >= p.HaltAfterRepeats {
+	recent := append(u.issueSignatures(id), f.Signature)
+	switch other, elsewhere := u.haltedElsewhere(f.Signature, id); {
+	case d.RepeatCount >= threshold:
+		d.Code, d.Because = CodeRepeatedFailure, fmt.Sprintf("the same failure %d times in a row", d.RepeatCount)
+	case elsewhere:
+		d.Code, d.Because = CodeRepeatedAcross, "same failure as "+other+", which was halted on it"
+	case f.Signature != "" && u.signatureFailures(f.Signature)+1 >= threshold:
+		d.Code, d.Because = CodeRepeatedAcross, fmt.Sprintf("the same failure %d times in the last 24 hours, under more than one issue or not in a row",
+			u.signatureFailures(f.Signature)+1)
+	case oscillates(recent):
+		d.Code, d.Because = CodeOscillation, "the last 4 attempts alternate between two failures"
+	}
+	if d.Code != "" {
 		d.Halted = true
 		set(issuequeue.FieldHalted, "true")
 		set(issuequeue.FieldStatus, issuequeue.StatusEscalated)
@@ -85,6 +106,16 @@ func DecideFail(is *issuequeue.Issue, f Failure, p Policy) FailDecision {
 	d.Edits = append(d.Edits, issuequeue.AppendRow(id, issuequeue.SectionAttemptHistory, AttemptHeader,
 		[]string{strconv.Itoa(d.Attempt), f.Time.UTC().Format(time.RFC3339), f.Type, sig, d.Error}))
 	return d
+}
+
+// oscillates reports whether the last four signatures alternate between two
+// different ones: A B A B.
+func oscillates(sigs []string) bool {
+	if len(sigs) < 4 {
+		return false
+	}
+	a, b, c, e := sigs[len(sigs)-4], sigs[len(sigs)-3], sigs[len(sigs)-2], sigs[len(sigs)-1]
+	return a != "" && b != "" && a != b && sameSignature(a, c) && sameSignature(b, e)
 }
 
 // Details renders the output for the Failure Details section: its last

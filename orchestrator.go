@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autoretry/orchestrator/config"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/templates"
 )
@@ -17,8 +18,10 @@ import (
 // state directory. Its fields are the outside world: nil functions default
 // to the real thing.
 type Orchestrator struct {
-	Dir       string
-	Policy    Policy
+	Dir string
+	// Config is the effective configuration: defaults, config.toml, the
+	// environment and flags applied.
+	Config    *config.Config
 	Templates *templates.Set
 	Stdout    io.Writer
 	// Now returns the current time. If Now is nil, time.Now is used.
@@ -73,7 +76,7 @@ func (o *Orchestrator) render(name string, data any) error {
 func (o *Orchestrator) tmplIssue(is *issuequeue.Issue) templates.Issue {
 	t := templates.Issue{
 		ID: is.ID, Summary: is.Summary(), Type: is.Type, Priority: is.Priority, Status: is.Status,
-		Blocking: is.Blocking, RetryCount: is.RetryCount, MaxRetries: o.Policy.MaxRetriesFor(is),
+		Blocking: is.Blocking, RetryCount: is.RetryCount, MaxRetries: MaxRetries(o.Config, is),
 		Signature: is.FailureSignature, RepeatCount: is.SignatureRepeatCount, Verify: is.Verify,
 	}
 	t.FailureDetails, _ = is.Section(issuequeue.SectionFailureDetails)
@@ -110,120 +113,6 @@ func stripCutNote(s string) string {
 	return s
 }
 
-// CheckReport is the result of Check, for --json.
-type CheckReport struct {
-	Outcome          string   `json:"outcome"` // "retry", "nothing" or "stop"
-	Reason           string   `json:"reason,omitempty"`
-	Triggered        []string `json:"triggered"`
-	Exhausted        []string `json:"exhausted"`
-	WouldQualify     []string `json:"would_qualify"`
-	TotalAutoRetries int      `json:"total_auto_retries"`
-	GlobalCap        int      `json:"global_cap"`
-	Decision         Decision `json:"-"`
-}
-
-// Check performs the end-of-loop check (SPEC §5) under the write lock and
-// prints its banners.
-func (o *Orchestrator) Check(ctx context.Context) (CheckReport, error) {
-	var rep CheckReport
-	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
-		p := o.Policy
-		p.SentinelPresent = o.paths().SentinelPresent()
-		d := Decide(q, st, p)
-		rep = o.checkReport(d, p)
-		return issuequeue.Change{Queue: d.QueueEdits, State: d.StateEdits, After: func() error { return o.announceCheck(d, st) }}, nil
-	})
-	return rep, err
-}
-
-func (o *Orchestrator) checkReport(d Decision, p Policy) CheckReport {
-	idList := func(is []*issuequeue.Issue) []string {
-		out := []string{}
-		for _, i := range is {
-			out = append(out, i.ID)
-		}
-		return out
-	}
-	rep := CheckReport{Triggered: idList(d.Triggered), Exhausted: idList(d.Exhausted), WouldQualify: idList(d.WouldQualify),
-		TotalAutoRetries: d.Total, GlobalCap: p.GlobalCap, Decision: d}
-	switch d.Outcome {
-	case CheckRetry:
-		rep.Outcome = "retry"
-	case CheckNothing:
-		rep.Outcome = "nothing"
-	default:
-		rep.Outcome = "stop"
-	}
-	switch {
-	case d.Disabled != "":
-		rep.Reason = "auto-retry is disabled: " + d.Disabled
-	case d.CapReached:
-		rep.Reason = fmt.Sprintf("Max auto-retries (%d) reached for this run", p.GlobalCap)
-	case len(d.Exhausted) > 0 && d.Outcome == CheckHuman:
-		rep.Reason = fmt.Sprintf("%d issue(s) used all their retries and were escalated", len(d.Exhausted))
-	}
-	return rep
-}
-
-// announceCheck prints the check's banners and logs its events; it runs
-// after the files are written.
-func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State) error {
-	now := o.now()
-	lg := o.log()
-	if d.Disabled != "" {
-		fmt.Fprintf(o.Stdout, "Auto-retry is disabled: %s.\n", d.Disabled)
-		if len(d.WouldQualify) > 0 {
-			fmt.Fprintf(o.Stdout, "%d issue(s) would otherwise be retried:\n", len(d.WouldQualify))
-			for _, is := range d.WouldQualify {
-				fmt.Fprintf(o.Stdout, "  - %s: %s\n", is.ID, is.Summary())
-			}
-		}
-		return nil
-	}
-	if len(d.Exhausted) > 0 {
-		ex := templates.Exhausted{Dir: o.Dir}
-		for _, is := range d.Exhausted {
-			ex.Issues = append(ex.Issues, o.tmplIssue(is))
-		}
-		if err := o.render("exhausted", ex); err != nil {
-			return err
-		}
-		for _, is := range d.Exhausted {
-			if err := o.render("escalation", templates.Escalation{Issue: o.tmplIssue(is), Reason: "exhausted",
-				Threshold: o.Policy.HaltAfterRepeats, Command: o.invocation()}); err != nil {
-				return err
-			}
-			if err := lg.Record(Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: "max_retries_exceeded",
-				TotalAttempts: is.RetryCount}); err != nil {
-				return err
-			}
-		}
-	}
-	if d.CapReached {
-		if err := lg.Record(Event{Time: now, Event: EvCapReached, RunID: st.RunID, Reason: "global_cap"}); err != nil {
-			return err
-		}
-		return o.render("cap", templates.Cap{GlobalCap: o.Policy.GlobalCap, TotalAutoRetries: st.TotalAutoRetries})
-	}
-	if len(d.Triggered) == 0 {
-		if len(d.Exhausted) == 0 {
-			fmt.Fprintln(o.Stdout, "No issue needs an auto-retry loop.")
-		}
-		return nil
-	}
-	tr := templates.Triggered{}
-	for _, is := range d.Triggered {
-		ti := o.tmplIssue(is)
-		ti.RetryCount++ // the attempt about to run
-		ti.Status = issuequeue.StatusInProgress
-		tr.Issues = append(tr.Issues, ti)
-		if err := lg.Record(Event{Time: now, Event: EvTriggered, IssueID: is.ID, RunID: st.RunID, Attempt: is.RetryCount + 1}); err != nil {
-			return err
-		}
-	}
-	return o.render("triggered", tr)
-}
-
 // FailReport is the result of Fail, for --json.
 type FailReport struct {
 	ID          string `json:"id"`
@@ -231,6 +120,7 @@ type FailReport struct {
 	RepeatCount int    `json:"signature_repeat_count"`
 	Threshold   int    `json:"halt_after_repeats"`
 	Halted      bool   `json:"halted"`
+	Code        Code   `json:"code,omitempty"` // why it halted
 	Attempt     int    `json:"attempt"`
 	Status      string `json:"status"`
 }
@@ -263,7 +153,8 @@ func (o *Orchestrator) FailFrom(ctx context.Context, id string, r io.Reader, fai
 // recordFailure records a failure of issue id whose output, or its end, is
 // out and whose signature (of all of it) is sig.
 func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output, sig, failType string) (FailReport, error) {
-	rep := FailReport{ID: id, Threshold: o.Policy.HaltAfterRepeats, Signature: sig}
+	threshold := o.Config.AutoRetry.HaltAfterRepeats
+	rep := FailReport{ID: id, Threshold: threshold, Signature: sig}
 	output := out.Tail
 	now := o.now()
 	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
@@ -271,8 +162,12 @@ func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output,
 		if is == nil {
 			return issuequeue.Change{}, &issuequeue.NotFoundError{File: q.Name(), Key: id}
 		}
-		d := DecideFail(is, Failure{Type: failType, Output: out, Signature: sig, Time: now}, o.Policy)
-		rep.RepeatCount, rep.Halted, rep.Attempt = d.RepeatCount, d.Halted, d.Attempt
+		u, err := ReadUsage(o.Dir, now)
+		if err != nil {
+			return issuequeue.Change{}, fmt.Errorf("reading the event log: %w", err)
+		}
+		d := DecideFail(is, Failure{Type: failType, Output: out, Signature: sig, Time: now}, o.Config, u)
+		rep.RepeatCount, rep.Halted, rep.Code, rep.Attempt = d.RepeatCount, d.Halted, d.Code, d.Attempt
 		rep.Status = issuequeue.StatusPending
 		if d.Halted {
 			rep.Status = issuequeue.StatusEscalated
@@ -283,12 +178,12 @@ func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output,
 				FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error}); err != nil {
 				return err
 			}
-			fmt.Fprintf(o.Stdout, "%s %s: signature %s, repeat %d/%d\n", id, failType, sig, d.RepeatCount, o.Policy.HaltAfterRepeats)
+			fmt.Fprintf(o.Stdout, "%s %s: signature %s, repeat %d/%d\n", id, failType, sig, d.RepeatCount, threshold)
 			if !d.Halted {
 				return nil
 			}
 			if err := lg.Record(Event{Time: now, Event: EvEscalated, IssueID: id, RunID: st.RunID, Reason: "same_failure_repeated",
-				Signature: sig, RepeatCount: d.RepeatCount}); err != nil {
+				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because}); err != nil {
 				return err
 			}
 			ti := o.tmplIssue(is)
@@ -297,7 +192,10 @@ func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output,
 			if tail, _, _ := Tail(output, DetailsMaxLines, DetailsMaxBytes); len(tail) < len(output) {
 				ti.FailureDetails = string(tail)
 			}
-			return o.render("halted", templates.Halted{Issue: ti, Threshold: o.Policy.HaltAfterRepeats, Command: o.invocation()})
+			if d.Code != CodeRepeatedFailure {
+				fmt.Fprintf(o.Stdout, "%s halted (%s): %s\n", id, d.Code, d.Because)
+			}
+			return o.render("halted", templates.Halted{Issue: ti, Threshold: threshold, Command: o.invocation()})
 		}
 		return issuequeue.Change{Queue: d.Edits, After: after}, nil
 	})

@@ -118,7 +118,7 @@ func (o *Orchestrator) Add(ctx context.Context, n NewIssue) (string, error) {
 		}
 		maxRetries := n.MaxRetries
 		if maxRetries < 0 {
-			maxRetries = o.Policy.MaxRetriesFor(&issuequeue.Issue{Type: n.Type})
+			maxRetries = o.Config.MaxRetriesFor(n.Type)
 		}
 		details := ""
 		if len(bytes.TrimSpace(n.Details.Tail)) > 0 || n.Details.CutBytes > 0 {

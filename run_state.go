@@ -8,28 +8,24 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/autoretry/orchestrator/config"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/statefile"
 	"github.com/autoretry/orchestrator/templates"
 )
 
-// Tiers configures how retries escalate (seed 004): the first SameAgent
-// attempts reuse the agent with accumulated context, the next FreshAgent
-// start a fresh agent, and later ones escalate the model.
-type Tiers struct {
-	SameAgent, FreshAgent  int
-	Model, EscalationModel string
-}
-
-// Retry tiers, as given to the loop in ORCHESTRATOR_RETRY_TIER.
+// Retry tiers, as given to the loop in ORCHESTRATOR_RETRY_TIER: the first
+// same_agent attempts reuse the agent with accumulated context, the next
+// fresh_agent start a fresh agent, and later ones escalate the model.
 const (
 	TierSameAgent     = "same_agent"
 	TierFreshAgent    = "fresh_agent"
 	TierEscalateModel = "escalate_model"
 )
 
-// Tier returns the tier and model for a retry attempt (1 for the first retry).
-func (t Tiers) Tier(attempt int) (tier, model string) {
+// retryTier returns the tier and model for a retry attempt (1 for the first
+// retry).
+func retryTier(t config.Tiers, attempt int) (tier, model string) {
 	switch {
 	case attempt <= t.SameAgent:
 		return TierSameAgent, t.Model
@@ -87,7 +83,7 @@ func ResetRun(id string, now time.Time) []issuequeue.Edit {
 
 // RetryContext renders the retry context (seed 000) for the given issues, as
 // an auto-retry loop receives it.
-func (o *Orchestrator) RetryContext(q *issuequeue.Queue, ids []string, tiers Tiers) ([]byte, error) {
+func (o *Orchestrator) RetryContext(q *issuequeue.Queue, ids []string) ([]byte, error) {
 	data := templates.RetryContext{}
 	attempt := 0
 	for _, id := range ids {
@@ -102,7 +98,7 @@ func (o *Orchestrator) RetryContext(q *issuequeue.Queue, ids []string, tiers Tie
 		attempt = max(attempt, ti.RetryCount)
 		data.Issues = append(data.Issues, ti)
 	}
-	data.Tier, data.Model = tiers.Tier(attempt)
+	data.Tier, data.Model = retryTier(o.Config.Tiers, attempt)
 	var b bytes.Buffer
 	if err := o.Templates.Render(&b, "retry_context", data); err != nil {
 		return nil, err

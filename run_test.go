@@ -7,11 +7,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autoretry/orchestrator/config"
 	"github.com/autoretry/orchestrator/procgroup"
 )
 
 func TestBackoffDelay(t *testing.T) {
-	b := Backoff{Base: time.Second, Factor: 2, Max: 30 * time.Second, Jitter: 0.1}
+	b := config.Backoff{Base: time.Second, Factor: 2, Max: 30 * time.Second, Jitter: 0.1}
 	tests := []struct {
 		n    int
 		r    float64
@@ -25,14 +26,23 @@ func TestBackoffDelay(t *testing.T) {
 		{6, 0.999, 30*time.Second + 2997*time.Millisecond},
 	}
 	for _, tt := range tests {
-		if got := b.Delay(tt.n, tt.r); got != tt.want {
+		if got := backoffDelay(b, tt.n, tt.r); got != tt.want {
 			t.Errorf("Delay(%d, %v) = %v, want %v", tt.n, tt.r, got, tt.want)
 		}
 	}
 }
 
+// Retry hints in the wordings real agent CLIs and APIs print: relative
+// waits, clock times with and without minutes, am/pm and an IANA zone, and
+// a Unix time. The last hint in the output wins.
 func TestRetryHint(t *testing.T) {
-	now := time.Date(2026, 11, 22, 10, 15, 0, 0, time.Local)
+	dublin, _ := time.LoadLocation("Europe/Dublin")
+	chicago, _ := time.LoadLocation("America/Chicago")
+	now := time.Date(2026, 11, 22, 10, 15, 0, 0, time.UTC) // 10:15 in Dublin, 04:15 in Chicago
+	at := func(loc *time.Location, day, h, m int) time.Duration {
+		return time.Date(2026, 11, day, h, m, 0, 0, loc).Sub(now)
+	}
+	local := func(day, h, m int) time.Duration { return at(time.Local, day, h, m) }
 	tests := []struct {
 		out  string
 		want time.Duration
@@ -41,32 +51,38 @@ func TestRetryHint(t *testing.T) {
 		{"429 Too Many Requests. Retry after 7 seconds", 7 * time.Second, true},
 		{"Retry-After: 120", 120 * time.Second, true},
 		{"please retry after 2m", 2 * time.Minute, true},
-		{"usage limit reached; resets at 11:42", 87 * time.Minute, true},
-		{"limit resets at 09:00", 6 * time.Hour, true},          // tomorrow, capped at 6 h
-		{"resets at 23:59 retry after 1s", 6 * time.Hour, true}, // the last mention wins, capped at 6 h
+		{"Please try again in 20 minutes.", 20 * time.Minute, true},
+		{"You've hit your limit · resets 3pm (Europe/Dublin)", at(dublin, 22, 15, 0), true},
+		{"You've hit your session limit · resets 5pm (Europe/Vilnius)", 4*time.Hour + 45*time.Minute, true}, // 17:00 in Vilnius is 15:00 UTC
+		{"Claude usage limit reached. Your limit will reset at 9am (America/Chicago).", at(chicago, 22, 9, 0), true},
+		{"You're out of extra usage · resets 9pm", local(22, 21, 0), true},
+		{"usage limit reached; resets at 3:45 PM", local(22, 15, 45), true},
+		{"limit resets at 09:00", local(23, 9, 0), true},                  // already past today: tomorrow
+		{"Claude AI usage limit reached|1795353300", 3 * time.Hour, true}, // 13:15 UTC
+		{"resets at 23:59 retry after 1s", time.Second, true},             // the last mention wins
+		{"the counter resets 3 times a day", 0, false},                    // no clock time
 		{"nothing to see", 0, false},
 	}
 	for _, tt := range tests {
-		got, ok := retryHint([]byte(tt.out), now)
+		got, ok := RetryHint([]byte(tt.out), now)
 		if got != tt.want || ok != tt.ok {
-			t.Errorf("retryHint(%q) = %v, %v; want %v, %v", tt.out, got, ok, tt.want, tt.ok)
+			t.Errorf("RetryHint(%q) = %v, %v; want %v, %v", tt.out, got, ok, tt.want, tt.ok)
 		}
 	}
 }
 
 func TestClassify(t *testing.T) {
-	r := &Runner{Cfg: RunConfig{
-		Transient: []string{"rate limit", "429", "503", "ECONNRESET", "overloaded"},
-		Permanent: []string{"permission denied", "unauthorized", "invalid api key"},
-	}}
+	cfg := config.Default()
 	tests := []struct {
 		exit  int
 		out   string
 		class string
 	}{
-		{1, "Error: 429 Too Many Requests", "transient"},
-		{1, "read: econnreset by peer", "transient"},
-		{1, "Anthropic API: Overloaded", "transient"},
+		{1, "Error: 429 Too Many Requests", classRateLimit},
+		{1, "You've hit your session limit · resets 5pm (Europe/Vilnius)", classRateLimit},
+		{1, "Your usage allocation has been disabled by your admin", ResultPermanent},
+		{1, "read: econnreset by peer", classTransient},
+		{1, "Anthropic API: Overloaded", classTransient},
 		{1, "Error: Invalid API key", ResultPermanent},
 		{1, "open /etc/x: Permission denied", ResultPermanent},
 		{1, "401 Unauthorized (after a 503)", ResultPermanent}, // permanent wins
@@ -76,7 +92,7 @@ func TestClassify(t *testing.T) {
 		{2, `{"is_error": false, "result": "ok"}`, ""},
 	}
 	for _, tt := range tests {
-		got, _ := r.classify(procgroup.Result{ExitCode: tt.exit, Tail: []byte(tt.out)})
+		got, _ := classify(cfg, procgroup.Result{ExitCode: tt.exit, Tail: []byte(tt.out)})
 		if got != tt.class {
 			t.Errorf("classify(exit %d, %q) = %q, want %q", tt.exit, tt.out, got, tt.class)
 		}
@@ -84,10 +100,10 @@ func TestClassify(t *testing.T) {
 }
 
 func TestTier(t *testing.T) {
-	tiers := Tiers{SameAgent: 3, FreshAgent: 3, Model: "small", EscalationModel: "large"}
+	tiers := config.Tiers{SameAgent: 3, FreshAgent: 3, Model: "small", EscalationModel: "large"}
 	for attempt, want := range map[int]string{1: "same_agent small", 3: "same_agent small", 4: "fresh_agent small",
 		6: "fresh_agent small", 7: "escalate_model large", 10: "escalate_model large"} {
-		tier, model := tiers.Tier(attempt)
+		tier, model := retryTier(tiers, attempt)
 		if got := tier + " " + model; got != want {
 			t.Errorf("Tier(%d) = %q, want %q", attempt, got, want)
 		}

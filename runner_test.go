@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autoretry/orchestrator/config"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/procgroup"
 )
@@ -36,15 +37,9 @@ func newFakeRunner(t *testing.T, results ...procgroup.Result) *fakeRunner {
 	}
 	f := &fakeRunner{results: results, now: time.Date(2026, 11, 22, 10, 15, 0, 0, time.UTC)}
 	o.Now = func() time.Time { return f.now }
+	o.Config.Loop = config.Loop{Command: "agent", Timeout: time.Minute, MaxLoops: 4, KillGrace: time.Second}
 	f.Runner = &Runner{
 		O: o, Terminal: io.Discard, Stderr: io.Discard, Environ: []string{},
-		Cfg: RunConfig{
-			Command: "agent", Timeout: time.Minute, MaxLoops: 4,
-			Backoff:   Backoff{Base: time.Second, Max: 30 * time.Second, Factor: 2, Jitter: 0.1, Attempts: 3, RateLimitAttempts: 5},
-			Transient: []string{"429", "rate limit", "503", "ECONNRESET"}, Permanent: []string{"invalid api key"},
-			BreakerThreshold: 3, BreakerCooldown: 30 * time.Minute, StallLoops: 3, CascadeThreshold: 3, CascadeWindow: 5,
-			TextRetention: 7 * 24 * time.Hour, JSONLRetention: 30 * 24 * time.Hour,
-		},
 		Exec: func(ctx context.Context, s procgroup.Spec) (procgroup.Result, error) {
 			if f.execs >= len(f.results) {
 				return procgroup.Result{}, errors.New("the loop ran more often than the test expected")
@@ -89,8 +84,8 @@ func TestRunBackoff(t *testing.T) {
 			[]time.Duration{40 * time.Second}, ResultOK},
 		{"a shorter hint does not", []procgroup.Result{failed("rate limit; retry after 10ms"), succeeded},
 			[]time.Duration{jit(time.Second)}, ResultOK},
-		{"resets at a clock time", []procgroup.Result{failed("rate limit reached; resets at " + time.Date(2026, 11, 22, 10, 45, 0, 0, time.UTC).Local().Format("15:04")), succeeded},
-			[]time.Duration{30*time.Minute - time.Second}, ResultOK},
+		{"a reset within max_wait is slept", []procgroup.Result{failed("rate limit reached; resets at " + time.Date(2026, 11, 22, 10, 19, 0, 0, time.UTC).Local().Format("15:04")), succeeded},
+			[]time.Duration{4*time.Minute - time.Second}, ResultOK},
 		{"a permanent error is not retried", []procgroup.Result{failed("Error: invalid API key")}, nil, ResultPermanent},
 		{"an ordinary failure is not retried", []procgroup.Result{failed("--- FAIL: TestX")}, nil, ResultFailed},
 	}
@@ -119,6 +114,35 @@ func TestRunBackoff(t *testing.T) {
 	}
 }
 
+// A reset hint longer than [backoff] max_wait is not slept: it opens a
+// rate-limit window in session_state.md, the run stops at once with exit 0
+// (a wait, not an error), and every run before the window's end stops
+// before running the agent; the first run after it runs.
+func TestRateLimitWindow(t *testing.T) {
+	f := newFakeRunner(t, failed("You've hit your limit · resets 3pm (Europe/Dublin)"), succeeded)
+	_, err := f.Run(context.Background())
+	var se *StopError
+	if !errors.As(err, &se) || se.Code != CodeRateLimited || !se.Wait {
+		t.Fatalf("run = %v, want a rate_limited wait", err)
+	}
+	if f.execs != 1 || len(f.sleeps) != 0 {
+		t.Fatalf("ran %d times, slept %v; want 1 run and no sleep", f.execs, f.sleeps)
+	}
+	until := time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
+	if st := f.state(t); !st.LimitedUntil.Equal(until) {
+		t.Fatalf("limited_until = %v, want %v", st.LimitedUntil, until)
+	}
+	f.now = until.Add(-time.Minute)
+	_, err = f.Run(context.Background())
+	if !errors.As(err, &se) || se.Code != CodeRateLimited || f.execs != 1 {
+		t.Fatalf("a run inside the window: %v after %d executions; want rate_limited without running the agent", err, f.execs)
+	}
+	f.now = until
+	if _, err := f.Run(context.Background()); err != nil || f.execs != 2 {
+		t.Fatalf("the run after the window: %v after %d executions; want it to run", err, f.execs)
+	}
+}
+
 func (f *fakeRunner) state(t *testing.T) *issuequeue.State {
 	t.Helper()
 	_, st, err := f.O.paths().Load()
@@ -138,8 +162,8 @@ func TestVerifySignatureCoversAllOutput(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(f.O.Dir, "issue_queue.md"), []byte(queue), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	f.Cfg.MaxLoops = 3
-	f.Cfg.Verify = map[string]VerifyCheck{"check": {Command: "verify", Timeout: time.Minute}}
+	f.O.Config.Loop.MaxLoops = 3
+	f.O.Config.Verification.Checks = map[string]config.Check{"check": {Name: "check", Command: "verify", Timeout: time.Minute}}
 	body := bytes.Repeat([]byte("    same_test.go:12: the same line, again and again\n"), 80_000) // 4 MiB
 	verifies := 0
 	loop := f.Exec

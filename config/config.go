@@ -14,6 +14,7 @@ type Config struct {
 	Signature      Signature
 	Backoff        Backoff
 	Classify       Classify
+	Budget         Budget
 	CircuitBreaker CircuitBreaker
 	Stall          Stall
 	Cascade        Cascade
@@ -28,6 +29,9 @@ type Loop struct {
 	Command  string        // run with sh -c; empty until configured
 	Timeout  time.Duration // per execution of Command
 	MaxLoops int           // loops in one run, the regular one included
+	// KillGrace is how long a stopped loop's processes get between SIGTERM
+	// and SIGKILL.
+	KillGrace time.Duration
 }
 
 // AutoRetry is the [auto_retry] section (003, 001).
@@ -57,6 +61,10 @@ type Backoff struct {
 	Jitter            float64       // in [0, 1]: fraction of the delay that is randomized
 	Attempts          int           // tries in all, the first included
 	RateLimitAttempts int           // tries in all when the failure is a rate limit
+	// MaxWait is the longest wait a run sleeps through for a rate limit's
+	// reset hint; a longer one opens a rate-limit window that later runs
+	// honour instead, without holding the lock.
+	MaxWait time.Duration
 }
 
 // Classify is the [classify] section: patterns that mark a failed loop as
@@ -66,7 +74,31 @@ type Backoff struct {
 type Classify struct {
 	Transient []string
 	Permanent []string
+	// RateLimit marks a transient failure as a rate limit: more tries, and
+	// its "resets at …" hint is honoured.
+	RateLimit []string
 }
+
+// MatchRateLimit reports the first rate-limit pattern that output contains.
+func (c Classify) MatchRateLimit(output []byte) (pattern string, ok bool) {
+	return matchAny(c.RateLimit, output)
+}
+
+// Budget is the [budget] section: limits over a rolling 24 hours, counted
+// from the tool's own event log. Zero turns a limit off.
+type Budget struct {
+	LoopsPerDay          int           // executions of the loop command, re-runs included
+	AutoRetryLoopsPerDay int           // auto-retry loops
+	AgentTimePerDay      time.Duration // wall time of the loop command
+	CostPerDay           float64       // cost reported by the loop, in its currency
+	// CostPattern is a regexp with one group, the cost, matched against the
+	// end of a loop's output; empty means the built-in one, which reads the
+	// "total_cost_usd" (or "cost_usd") of a coding agent's JSON result.
+	CostPattern string
+}
+
+// BudgetWindow is the rolling window the budgets count over.
+const BudgetWindow = 24 * time.Hour
 
 // MatchTransient reports the first transient pattern that output contains.
 func (c Classify) MatchTransient(output []byte) (pattern string, ok bool) {
@@ -156,8 +188,9 @@ type Metrics struct {
 func Default() *Config {
 	return &Config{
 		Loop: Loop{
-			Timeout:  30 * time.Minute,
-			MaxLoops: 16,
+			Timeout:   30 * time.Minute,
+			MaxLoops:  16,
+			KillGrace: 10 * time.Second,
 		},
 		AutoRetry: AutoRetry{
 			GlobalCap:        15,
@@ -176,11 +209,15 @@ func Default() *Config {
 			Jitter:            0.1,
 			Attempts:          3,
 			RateLimitAttempts: 5,
+			MaxWait:           5 * time.Minute,
 		},
 		Classify: Classify{
 			Transient: []string{"rate limit", "429", "503", "ECONNRESET", "ETIMEDOUT", "overloaded", "temporarily unavailable"},
-			Permanent: []string{"permission denied", "unauthorized", "invalid api key", "forbidden"},
+			Permanent: []string{"permission denied", "unauthorized", "invalid api key", "forbidden", "usage allocation has been disabled"},
+			RateLimit: []string{"rate limit", "rate_limit", "429", "too many requests", "hit your limit", "hit your session limit",
+				"usage limit", "out of extra usage", "limit will reset"},
 		},
+		Budget:         Budget{LoopsPerDay: 200, AutoRetryLoopsPerDay: 30, AgentTimePerDay: 8 * time.Hour},
 		CircuitBreaker: CircuitBreaker{Threshold: 3, Cooldown: 30 * time.Minute},
 		Stall:          Stall{Loops: 3},
 		Cascade:        Cascade{Threshold: 3, Window: 5},

@@ -77,7 +77,15 @@ func TestDefaultValues(t *testing.T) {
 		{"backoff.attempts", "3", "4"},
 		{"backoff.rate_limit_attempts", "5", "6"},
 		{"classify.transient", `["rate limit", "429", "503", "ECONNRESET", "ETIMEDOUT", "overloaded", "temporarily unavailable"]`, "x"},
-		{"classify.permanent", "permission denied, unauthorized, invalid api key, forbidden", "x"},
+		{"classify.permanent", "permission denied, unauthorized, invalid api key, forbidden, usage allocation has been disabled", "x"},
+		{"classify.rate_limit", `["rate limit", "rate_limit", "429", "too many requests", "hit your limit", "hit your session limit", "usage limit", "out of extra usage", "limit will reset"]`, "x"},
+		{"loop.kill_grace", "10s", "11s"},
+		{"backoff.max_wait", "5m", "6m"},
+		{"budget.loops_per_day", "200", "201"},
+		{"budget.auto_retry_loops_per_day", "30", "31"},
+		{"budget.agent_time_per_day", "8h", "9h"},
+		{"budget.cost_per_day", "0", "5.5"},
+		{"budget.cost_pattern", "", `spent \$([0-9.]+)`},
 		{"circuit_breaker.threshold", "3", "4"},
 		{"circuit_breaker.cooldown", "30m", "31m"},
 		{"stall.loops", "3", "4"},
@@ -182,7 +190,7 @@ func TestLoadFile(t *testing.T) {
 		{"empty", "", func(c *Config) {}},
 		{"comments only", "# nothing\n\n", func(c *Config) {}},
 		{"loop", "[loop]\ncommand = \"make fix\"\ntimeout = \"1h30m\"\nmax_loops = 4\n", func(c *Config) {
-			c.Loop = Loop{Command: "make fix", Timeout: 90 * time.Minute, MaxLoops: 4}
+			c.Loop = Loop{Command: "make fix", Timeout: 90 * time.Minute, MaxLoops: 4, KillGrace: 10 * time.Second}
 		}},
 		{"dotted keys at top level", "loop.max_loops = 2\nbackoff.jitter = 0\n", func(c *Config) {
 			c.Loop.MaxLoops = 2
@@ -204,7 +212,7 @@ func TestLoadFile(t *testing.T) {
 			c.Signature = Signature{Normalize: "off", ExtraPatterns: []string{`req-\d{1,3}`, `id=\w+`}}
 		}},
 		{"classify", "[classify]\ntransient = [\"quota\"]\npermanent = []\n", func(c *Config) {
-			c.Classify = Classify{Transient: []string{"quota"}, Permanent: []string{}}
+			c.Classify = Classify{Transient: []string{"quota"}, Permanent: []string{}, RateLimit: Default().Classify.RateLimit}
 		}},
 		{"safeguards", "[circuit_breaker]\nthreshold = 5\ncooldown = \"1h\"\n[stall]\nloops = 2\n[cascade]\nthreshold = 4\nwindow = 8\n", func(c *Config) {
 			c.CircuitBreaker = CircuitBreaker{Threshold: 5, Cooldown: time.Hour}
@@ -312,6 +320,14 @@ func TestEnvOverrides(t *testing.T) {
 		{"ORCHESTRATOR_LOGS_TEXT_RETENTION", "1h", func(c *Config) { c.Logs.TextRetention = time.Hour }},
 		{"ORCHESTRATOR_LOGS_JSONL_RETENTION", "2h", func(c *Config) { c.Logs.JSONLRetention = 2 * time.Hour }},
 		{"ORCHESTRATOR_METRICS_TEXTFILE", "out.prom", func(c *Config) { c.Metrics.Textfile = "out.prom" }},
+		{"ORCHESTRATOR_LOOP_KILL_GRACE", "3s", func(c *Config) { c.Loop.KillGrace = 3 * time.Second }},
+		{"ORCHESTRATOR_BACKOFF_MAX_WAIT", "1m", func(c *Config) { c.Backoff.MaxWait = time.Minute }},
+		{"ORCHESTRATOR_CLASSIFY_RATE_LIMIT", "quota,slow down", func(c *Config) { c.Classify.RateLimit = []string{"quota", "slow down"} }},
+		{"ORCHESTRATOR_BUDGET_LOOPS_PER_DAY", "50", func(c *Config) { c.Budget.LoopsPerDay = 50 }},
+		{"ORCHESTRATOR_BUDGET_AUTO_RETRY_LOOPS_PER_DAY", "5", func(c *Config) { c.Budget.AutoRetryLoopsPerDay = 5 }},
+		{"ORCHESTRATOR_BUDGET_AGENT_TIME_PER_DAY", "2h", func(c *Config) { c.Budget.AgentTimePerDay = 2 * time.Hour }},
+		{"ORCHESTRATOR_BUDGET_COST_PER_DAY", "12.5", func(c *Config) { c.Budget.CostPerDay = 12.5 }},
+		{"ORCHESTRATOR_BUDGET_COST_PATTERN", `cost: ([0-9.]+)`, func(c *Config) { c.Budget.CostPattern = `cost: ([0-9.]+)` }},
 	}
 	path := writeConfig(t, file)
 	base, err := Load(path, nil)

@@ -32,6 +32,7 @@ var fixedSettings = []setting{
 	stringKey("loop.command", nil, func(c *Config, s string) { c.Loop.Command = s }),
 	durationKey("loop.timeout", func(c *Config, d time.Duration) { c.Loop.Timeout = d }),
 	intKey("loop.max_loops", 1, func(c *Config, n int) { c.Loop.MaxLoops = n }),
+	durationKey("loop.kill_grace", func(c *Config, d time.Duration) { c.Loop.KillGrace = d }),
 
 	intKey("auto_retry.global_cap", 0, func(c *Config, n int) { c.AutoRetry.GlobalCap = n }),
 	intKey("auto_retry.max_retries", 0, func(c *Config, n int) { c.AutoRetry.MaxRetries = n }),
@@ -46,9 +47,17 @@ var fixedSettings = []setting{
 	floatKey("backoff.jitter", 0, 1, func(c *Config, f float64) { c.Backoff.Jitter = f }),
 	intKey("backoff.attempts", 1, func(c *Config, n int) { c.Backoff.Attempts = n }),
 	intKey("backoff.rate_limit_attempts", 1, func(c *Config, n int) { c.Backoff.RateLimitAttempts = n }),
+	durationKey("backoff.max_wait", func(c *Config, d time.Duration) { c.Backoff.MaxWait = d }),
 
 	listKey("classify.transient", checkPattern, func(c *Config, l []string) { c.Classify.Transient = l }),
 	listKey("classify.permanent", checkPattern, func(c *Config, l []string) { c.Classify.Permanent = l }),
+	listKey("classify.rate_limit", checkPattern, func(c *Config, l []string) { c.Classify.RateLimit = l }),
+
+	intKey("budget.loops_per_day", 0, func(c *Config, n int) { c.Budget.LoopsPerDay = n }),
+	intKey("budget.auto_retry_loops_per_day", 0, func(c *Config, n int) { c.Budget.AutoRetryLoopsPerDay = n }),
+	durationKey("budget.agent_time_per_day", func(c *Config, d time.Duration) { c.Budget.AgentTimePerDay = d }),
+	floatKey("budget.cost_per_day", 0, math.Inf(1), func(c *Config, f float64) { c.Budget.CostPerDay = f }),
+	stringKey("budget.cost_pattern", checkCostPattern, func(c *Config, s string) { c.Budget.CostPattern = s }),
 
 	intKey("circuit_breaker.threshold", 1, func(c *Config, n int) { c.CircuitBreaker.Threshold = n }),
 	durationKey("circuit_breaker.cooldown", func(c *Config, d time.Duration) { c.CircuitBreaker.Cooldown = d }),
@@ -70,7 +79,7 @@ var fixedSettings = []setting{
 }
 
 // sections are the tables of the file, in the order of SPEC §8.
-var sections = []string{"loop", "auto_retry", "signature", "backoff", "classify",
+var sections = []string{"loop", "auto_retry", "signature", "backoff", "classify", "budget",
 	"circuit_breaker", "stall", "cascade", "tiers", "verify", "logs", "metrics"}
 
 const (
@@ -435,4 +444,19 @@ func quoteAll(list []string) string {
 		q[i] = strconv.Quote(s)
 	}
 	return strings.Join(q, ", ")
+}
+
+// checkCostPattern accepts an empty pattern (the built-in one) or a regexp
+// with one capture group: the cost, a decimal number.
+func checkCostPattern(p string) error {
+	if p == "" {
+		return nil
+	}
+	if err := checkRegexp(p); err != nil {
+		return err
+	}
+	if n := regexp.MustCompile(p).NumSubexp(); n != 1 {
+		return fmt.Errorf("regexp %q must have exactly one capture group (the cost), not %d", p, n)
+	}
+	return nil
 }

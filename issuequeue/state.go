@@ -12,6 +12,9 @@ const (
 	SectionAutoRetry = "Auto-Retry State"
 	SectionRun       = "Run"
 	SectionBreaker   = "Circuit Breaker"
+	// SectionRateLimit holds a rate-limit window: until its end no loop
+	// starts. It persists across runs, as the breaker does.
+	SectionRateLimit = "Rate Limit"
 
 	StateTotalAutoRetries    = "total_auto_retries"
 	StateLastRetryReason     = "last_retry_reason"
@@ -24,6 +27,8 @@ const (
 	StateBreaker             = "state"
 	StateConsecutiveFailures = "consecutive_failures"
 	StateOpenedAt            = "opened_at"
+	StateLimitedUntil        = "limited_until"
+	StateLimitReason         = "reason"
 )
 
 // Circuit breaker states.
@@ -54,6 +59,9 @@ type State struct {
 	Breaker             string
 	ConsecutiveFailures int
 	OpenedAt            time.Time
+
+	LimitedUntil time.Time // end of the rate-limit window; zero: none
+	LimitReason  string
 }
 
 // ParseState parses a session state file. Like ParseQueue it never fails;
@@ -143,6 +151,8 @@ func (st *State) load() {
 	}
 	st.ConsecutiveFailures = num(SectionBreaker, StateConsecutiveFailures)
 	st.OpenedAt = tm(SectionBreaker, StateOpenedAt)
+	st.LimitedUntil = tm(SectionRateLimit, StateLimitedUntil)
+	st.LimitReason, _ = get(SectionRateLimit, StateLimitReason)
 }
 
 // Findings returns every problem found, in file order.

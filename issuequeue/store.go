@@ -20,6 +20,19 @@ const (
 	SentinelFile = "no_auto_retry"
 )
 
+// PauseFile is the name of the file whose presence pauses every loop; its
+// first line may hold the RFC 3339 time the pause ends.
+const PauseFile = "paused"
+
+// Pause returns the path of the pause file.
+func (p Paths) Pause() string { return filepath.Join(p.Dir, PauseFile) }
+
+// Logs returns the directory of the event logs.
+func (p Paths) Logs() string { return filepath.Join(p.Dir, "logs") }
+
+// LoopLogs returns the directory of the captured loop output.
+func (p Paths) LoopLogs() string { return filepath.Join(p.Dir, "logs", "loops") }
+
 // Paths names the files of a state directory.
 type Paths struct{ Dir string }
 

@@ -2,11 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
-
-	"github.com/autoretry/orchestrator/statefile"
 )
 
 func init() {
@@ -43,19 +40,5 @@ Examples (a whole driver in a crontab line):
 			fmt.Fprintf(e.stdout, "run %s\n", id)
 			return nil
 		},
-	})
-	errorMappers = append(errorMappers, func(err error) (int, []string, bool) {
-		var be *statefile.BusyError
-		if errors.As(err, &be) {
-			if be.Lock == "run" {
-				return exitBusy, []string{"wait for it to finish, or stop it with 'orchestrator abort'"}, true
-			}
-			return exitBusy, []string{"try again when it has finished"}, true
-		}
-		var ue *statefile.UnsafeFileError
-		if errors.As(err, &ue) {
-			return exitUsage, nil, true
-		}
-		return 0, nil, false
 	})
 }

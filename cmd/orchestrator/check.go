@@ -64,22 +64,17 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 	}
-	switch rep.Decision.Outcome {
-	case orchestrator.CheckRetry:
+	d := rep.Decision
+	switch {
+	case d.Outcome == orchestrator.CheckRetry:
 		return nil
-	case orchestrator.CheckNothing:
+	case d.Stop == nil:
+		return silentExit(exitNothing)
+	case d.Outcome == orchestrator.CheckNothing:
+		// A pause or a rate-limit window with work waiting: no loop now,
+		// nothing wrong.
+		fmt.Fprintf(e.stderr, "orchestrator: stopped (%s): %s\nhint: %s\n", d.Stop.Rule, d.Stop.Reason, d.Stop.Hint)
 		return silentExit(exitNothing)
 	}
-	var hints []string
-	switch {
-	case rep.Decision.Disabled != "" && e.paths().SentinelPresent():
-		hints = append(hints, "remove "+e.paths().Sentinel()+" to let auto-retry run again")
-	case rep.Decision.Disabled != "":
-		hints = append(hints, "set auto_retry_enabled to true in "+e.paths().State()+" to let auto-retry run again")
-	case rep.Decision.CapReached:
-		hints = append(hints, "start a new run with 'orchestrator begin' once you have looked at the issues")
-	default:
-		hints = append(hints, "answer with 'orchestrator retry ID', 'orchestrator fix ID \"…\"' or 'orchestrator skip ID'")
-	}
-	return withCode(exitSafeguard, fmt.Errorf("%s", rep.Reason), hints...)
+	return &orchestrator.StopError{Code: d.Stop.Rule, Reason: d.Stop.Reason, Hint: d.Stop.Hint}
 }

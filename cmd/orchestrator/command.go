@@ -16,15 +16,6 @@ import (
 	"github.com/autoretry/orchestrator/signature"
 )
 
-// Exit codes, SPEC §9.
-const (
-	exitOK        = 0
-	exitNothing   = 1 // check: nothing needs a loop; lint: findings
-	exitUsage     = 2 // bad usage, bad config, invalid state file: nothing changed
-	exitSafeguard = 3 // stopped by a safeguard or a human is needed
-	exitBusy      = 4 // another orchestrator holds the lock
-)
-
 // A command is one subcommand. Each lives in its own file and registers
 // itself from an init function, so that the list of commands is the list of
 // files in this directory.
@@ -199,42 +190,6 @@ func (e *env) parseFlags(c *command, fs *flag.FlagSet, args []string) ([]string,
 	e.resolveDir()
 	return positional, nil
 }
-
-// report prints err the way SPEC §7 asks and returns the exit code.
-func report(e *env, err error) int {
-	if err == nil {
-		return exitOK
-	}
-	var s silentExit
-	if errors.As(err, &s) {
-		return int(s)
-	}
-	code, hints := classify(err)
-	fmt.Fprintf(e.stderr, "orchestrator: %s\n", err)
-	for _, h := range hints {
-		fmt.Fprintf(e.stderr, "hint: %s\n", h)
-	}
-	return code
-}
-
-// classify maps an error to its exit code and hints. Library packages return
-// typed errors; this is the one place that knows what they mean to a shell.
-func classify(err error) (int, []string) {
-	var ee *exitError
-	if errors.As(err, &ee) {
-		return ee.code, ee.hints
-	}
-	for _, m := range errorMappers {
-		if code, hints, ok := m(err); ok {
-			return code, hints
-		}
-	}
-	return exitUsage, nil
-}
-
-// errorMappers translate library error types to exit codes; files that
-// introduce a library dependency add theirs from init.
-var errorMappers []func(error) (code int, hints []string, ok bool)
 
 func commandNames() []string {
 	names := make([]string, 0, len(commands))

@@ -4,8 +4,6 @@ import (
 	"context"
 	"flag"
 	"strings"
-
-	"github.com/autoretry/orchestrator"
 )
 
 func init() {
@@ -41,12 +39,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			cfg, err := e.config()
-			if err != nil {
-				return err
-			}
-			t := cfg.Tiers
-			out, err := o.RetryContext(q, splitIDs(args), orchestrator.Tiers{SameAgent: t.SameAgent, FreshAgent: t.FreshAgent, Model: t.Model, EscalationModel: t.EscalationModel})
+			out, err := o.RetryContext(q, splitIDs(args))
 			if err != nil {
 				return err
 			}

@@ -102,10 +102,6 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	fmt.Fprintf(e.stdout, "Demo project: %s\nRunning 'orchestrator run' there with a simulated agent…\n\n", project)
 	de := *e
 	de.dir, de.dirFlagged, de.configPath, de.cfg = state, true, "", nil
-	cfg, err := de.config()
-	if err != nil {
-		return err
-	}
 	o, err := de.engine("run")
 	if err != nil {
 		return err
@@ -126,7 +122,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if v := e.getenv("ORCHESTRATOR_NOW"); v != "" {
 		environ = append(environ, "ORCHESTRATOR_NOW="+v)
 	}
-	r := &orchestrator.Runner{O: o, Cfg: runConfig(cfg), Terminal: e.stdout, Stderr: e.stderr, Environ: environ, AfterLoop: de.metricsHook()}
+	r := &orchestrator.Runner{O: o, Terminal: e.stdout, Stderr: e.stderr, Environ: environ, AfterLoop: de.metricsHook()}
 	_, runErr := r.Run(ctx)
 	var se *orchestrator.StopError
 	switch {

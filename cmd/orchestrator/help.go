@@ -4,9 +4,10 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"github.com/autoretry/orchestrator/internal/suggest"
 	"runtime/debug"
 	"strings"
+
+	"github.com/autoretry/orchestrator/internal/suggest"
 )
 
 // commandGroups orders "orchestrator help": the main job first, then what

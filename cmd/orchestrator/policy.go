@@ -1,10 +1,8 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/autoretry/orchestrator"
@@ -41,28 +39,9 @@ func (e *env) config() (*config.Config, error) {
 	return cfg, nil
 }
 
-// policy returns the check's limits from the configuration.
-func (e *env) policy() (orchestrator.Policy, error) {
-	cfg, err := e.config()
-	if err != nil {
-		return orchestrator.Policy{}, err
-	}
-	byType := map[string]int{}
-	for k, v := range cfg.AutoRetry.MaxRetriesByType {
-		byType[strings.ToLower(k)] = v
-	}
-	return orchestrator.Policy{
-		GlobalCap:        cfg.AutoRetry.GlobalCap,
-		MaxRetries:       cfg.AutoRetry.MaxRetries,
-		MaxRetriesByType: byType,
-		HaltAfterRepeats: cfg.AutoRetry.HaltAfterRepeats,
-		SentinelPresent:  e.paths().SentinelPresent(),
-	}, nil
-}
-
 // engine returns the orchestrator for the state directory, for command name.
 func (e *env) engine(name string) (*orchestrator.Orchestrator, error) {
-	pol, err := e.policy()
+	cfg, err := e.config()
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +59,7 @@ func (e *env) engine(name string) (*orchestrator.Orchestrator, error) {
 		inv += " --dir " + e.dir
 	}
 	o := &orchestrator.Orchestrator{
-		Dir: e.dir, Policy: pol, Templates: set, Stdout: e.stdout, Command: name, Invocation: inv,
+		Dir: e.dir, Config: cfg, Templates: set, Stdout: e.stdout, Command: name, Invocation: inv,
 		NewSignature: e.newSignature,
 	}
 	if fixed {
@@ -97,18 +76,4 @@ func (e *env) color() bool {
 		return false
 	}
 	return templates.ColorFor(f, e.getenv)
-}
-
-func init() {
-	errorMappers = append(errorMappers, func(err error) (int, []string, bool) {
-		var ce *config.Error
-		if errors.As(err, &ce) {
-			return exitUsage, []string{"fix the configuration; the config.toml that 'orchestrator init' writes explains every key"}, true
-		}
-		var te *templates.OverrideError
-		if errors.As(err, &te) {
-			return exitUsage, []string{"fix or remove the override; 'orchestrator help' lists the embedded templates"}, true
-		}
-		return 0, nil, false
-	})
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 
+	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/issuequeue"
 	analytics "github.com/autoretry/orchestrator/report"
 )
 
@@ -58,11 +60,11 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	pol, err := e.policy()
+	cfg, err := e.config()
 	if err != nil {
 		return err
 	}
-	in.MaxRetries = pol.MaxRetriesFor
+	in.MaxRetries = func(is *issuequeue.Issue) int { return orchestrator.MaxRetries(cfg, is) }
 	path := *out
 	if path == "" {
 		path = filepath.Join(e.dir, "analytics.html")

@@ -3,12 +3,10 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"strconv"
 
 	"github.com/autoretry/orchestrator"
-	"github.com/autoretry/orchestrator/config"
 )
 
 func init() {
@@ -85,7 +83,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		out = e.stderr
 		o.Stdout = e.stderr
 	}
-	r := &orchestrator.Runner{O: o, Cfg: runConfig(cfg), Terminal: out, Stderr: e.stderr, AfterLoop: e.metricsHook()}
+	r := &orchestrator.Runner{O: o, Terminal: out, Stderr: e.stderr, AfterLoop: e.metricsHook()}
 	if *dry {
 		return r.DryRun(out)
 	}
@@ -95,30 +93,5 @@ func runRun(ctx context.Context, e *env, args []string) error {
 			err = jerr
 		}
 	}
-	var se *orchestrator.StopError
-	if errors.As(err, &se) {
-		return withCode(exitSafeguard, se, se.Hint)
-	}
 	return err
-}
-
-// runConfig turns the configuration into the runner's settings.
-func runConfig(cfg *config.Config) orchestrator.RunConfig {
-	rc := orchestrator.RunConfig{
-		Command: cfg.Loop.Command, Timeout: cfg.Loop.Timeout, MaxLoops: cfg.Loop.MaxLoops,
-		Backoff: orchestrator.Backoff{Base: cfg.Backoff.Base, Max: cfg.Backoff.Max, Factor: cfg.Backoff.Factor, Jitter: cfg.Backoff.Jitter,
-			Attempts: cfg.Backoff.Attempts, RateLimitAttempts: cfg.Backoff.RateLimitAttempts},
-		Transient: cfg.Classify.Transient, Permanent: cfg.Classify.Permanent,
-		BreakerThreshold: cfg.CircuitBreaker.Threshold, BreakerCooldown: cfg.CircuitBreaker.Cooldown,
-		StallLoops: cfg.Stall.Loops, CascadeThreshold: cfg.Cascade.Threshold, CascadeWindow: cfg.Cascade.Window,
-		Tiers: orchestrator.Tiers{SameAgent: cfg.Tiers.SameAgent, FreshAgent: cfg.Tiers.FreshAgent,
-			Model: cfg.Tiers.Model, EscalationModel: cfg.Tiers.EscalationModel},
-		Verify:             map[string]orchestrator.VerifyCheck{},
-		AllowIssueCommands: cfg.Verification.AllowIssueCommands,
-		TextRetention:      cfg.Logs.TextRetention, JSONLRetention: cfg.Logs.JSONLRetention,
-	}
-	for name, chk := range cfg.Verification.Checks {
-		rc.Verify[name] = orchestrator.VerifyCheck{Command: chk.Command, Timeout: chk.Timeout}
-	}
-	return rc
 }

@@ -21,25 +21,3 @@ func (e *env) now() (time.Time, error) {
 	}
 	return time.Now(), nil
 }
-
-func init() {
-	errorMappers = append(errorMappers, func(err error) (int, []string, bool) {
-		var ve *issuequeue.ValidationError
-		if errors.As(err, &ve) {
-			return exitUsage, []string{"fix the lines above by hand (orchestrator lint lists every problem); nothing was changed"}, true
-		}
-		var nd *issuequeue.NoStateDirError
-		if errors.As(err, &nd) {
-			return exitUsage, []string{"run 'orchestrator init' to create it, or pass --dir DIR"}, true
-		}
-		var ce *issuequeue.ConflictError
-		if errors.As(err, &ce) {
-			return exitUsage, []string{"someone edited the file at the same moment; run the command again"}, true
-		}
-		var nf *issuequeue.NotFoundError
-		if errors.As(err, &nf) {
-			return exitUsage, []string{"'orchestrator status' lists the issues"}, true
-		}
-		return 0, nil, false
-	})
-}

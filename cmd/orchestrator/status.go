@@ -82,11 +82,11 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	pol, err := e.policy()
+	cfg, err := e.config()
 	if err != nil {
 		return err
 	}
-	r := statusReport{Dir: e.dir, Counts: map[string]int{}, GlobalCap: pol.GlobalCap, Issues: []statusIssue{}, Findings: []string{}}
+	r := statusReport{Dir: e.dir, Counts: map[string]int{}, GlobalCap: cfg.AutoRetry.GlobalCap, Issues: []statusIssue{}, Findings: []string{}}
 	for _, s := range issuequeue.Statuses {
 		r.Counts[s] = 0
 	}
@@ -100,7 +100,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	orchestrator.SortForRetry(open)
 	for _, is := range open {
 		r.Issues = append(r.Issues, statusIssue{ID: is.ID, Summary: is.Summary(), Priority: is.Priority, Status: is.Status,
-			Blocking: is.Blocking, AutoRetry: is.AutoRetry, RetryCount: is.RetryCount, MaxRetries: pol.MaxRetriesFor(is),
+			Blocking: is.Blocking, AutoRetry: is.AutoRetry, RetryCount: is.RetryCount, MaxRetries: orchestrator.MaxRetries(cfg, is),
 			RepeatCount: is.SignatureRepeatCount, Halted: is.Halted})
 	}
 	r.AutoRetryEnabled = st.AutoRetryEnabled && !p.SentinelPresent()

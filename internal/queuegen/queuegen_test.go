@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/config"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
@@ -92,8 +93,7 @@ func TestGenerateCheckDecisions(t *testing.T) {
 		q := issuequeue.ParseQueue("issue_queue.md", r.Queue)
 		st := issuequeue.ParseState("session_state.md", r.State)
 		// The example config's limits; every candidate has its own Max-Retries.
-		d := orchestrator.Decide(q, st, orchestrator.Policy{GlobalCap: 15, MaxRetries: 10,
-			MaxRetriesByType: map[string]int{"build": 1, "test": 3, "review": 2}, HaltAfterRepeats: 3})
+		d := orchestrator.Decide(orchestrator.Inputs{Queue: q, State: st, Config: config.Default()})
 		if got, want := d.Outcome, orchestrator.CheckRetry; got != want {
 			t.Fatalf("%d issues: outcome %v, want %v", n, got, want)
 		}

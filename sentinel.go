@@ -1,0 +1,91 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/autoretry/orchestrator/issuequeue"
+)
+
+func (r *Runner) sentinelPresent() bool {
+	return r.sentinel.Load() || r.O.paths().SentinelPresent()
+}
+
+func (r *Runner) sentinelStop() *StopError {
+	return &StopError{Code: CodeSentinel, Reason: "the sentinel file no_auto_retry exists: no further loop starts",
+		Hint: "remove " + r.O.paths().Sentinel() + " to let auto-retry run again"}
+}
+
+// watchSentinel notices no_auto_retry as soon as it is created (the
+// running loop finishes: in-flight work is never killed for it; no further
+// loop starts). Without fsnotify (NFS) the
+// stat before every loop still catches it.
+func (r *Runner) watchSentinel() func() {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return func() {}
+	}
+	if err := w.Add(r.O.Dir); err != nil {
+		w.Close()
+		return func() {}
+	}
+	done := make(chan struct{})
+	go func() {
+		for {
+			select {
+			case ev, ok := <-w.Events:
+				if !ok {
+					return
+				}
+				if filepath.Base(ev.Name) == issuequeue.SentinelFile && ev.Has(fsnotify.Create) {
+					r.sentinel.Store(true)
+					r.progress("no_auto_retry appeared: the running loop finishes, no further loop starts")
+				}
+			case _, ok := <-w.Errors:
+				if !ok {
+					return
+				}
+			case <-done:
+				return
+			}
+		}
+	}()
+	return func() { close(done); w.Close() }
+}
+
+var (
+	errSentinel = errors.New("sentinel")
+	errAborted  = errors.New("aborted")
+)
+
+// sleepWatching sleeps d, waking early if the sentinel appears.
+func (r *Runner) sleepWatching(ctx context.Context, d time.Duration) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if r.sentinelPresent() {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
+	err := r.sleep(ctx, d)
+	if err != nil && r.sentinelPresent() {
+		return errSentinel
+	}
+	return err
+}

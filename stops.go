@@ -1,0 +1,98 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+
+	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/templates"
+)
+
+// recordLoop writes a loop's history row and the Run section's counter.
+func (r *Runner) recordLoop(rep *RunReport, lr LoopRecord) error {
+	o := r.O
+	if err := AppendHistory(o.Dir, lr); err != nil {
+		return err
+	}
+	err := o.store().Update(context.Background(), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		return issuequeue.Change{State: []issuequeue.Edit{
+			issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateLoops, strconv.Itoa(lr.Loop)),
+		}, After: func() error {
+			return o.log().Record(Event{Time: lr.Finished, Event: EvLoop, RunID: lr.RunID, Loop: lr.Loop, Status: lr.Result,
+				DurationMS: lr.Finished.Sub(lr.Started).Milliseconds()})
+		}}, nil
+	})
+	if err != nil {
+		return err
+	}
+	if r.AfterLoop != nil {
+		return r.AfterLoop()
+	}
+	return nil
+}
+
+// abortLoop handles a loop stopped by abort or a signal: issues in progress
+// go back to pending and the state is written.
+func (r *Runner) abortLoop(rep *RunReport, lr LoopRecord) error {
+	if _, _, err := r.settle(context.Background()); err != nil {
+		return err
+	}
+	if err := r.recordLoop(rep, lr); err != nil {
+		return err
+	}
+	return &StopError{Code: CodeAborted, Reason: fmt.Sprintf("aborted during loop %d; its issues are pending again", lr.Loop),
+		Hint: "run 'orchestrator run' again when ready"}
+}
+
+// abortedAfter stops a run aborted between loops: issues the check had
+// claimed for the next loop go back to pending, as after an aborted loop.
+func (r *Runner) abortedAfter(loop int) error {
+	if _, _, err := r.settle(context.Background()); err != nil {
+		return err
+	}
+	return &StopError{Code: CodeAborted, Reason: fmt.Sprintf("aborted after loop %d; no further loop starts", loop),
+		Hint: "run 'orchestrator run' again when ready"}
+}
+
+// permanentStop handles a loop that failed with a permanent error: the run
+// stops and the retried issues are escalated.
+func (r *Runner) permanentStop(rep *RunReport, lr LoopRecord, retried []string, res loopResult) error {
+	o := r.O
+	_, pattern := classify(o.Config, res.Result)
+	err := o.store().Update(context.Background(), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		var edits []issuequeue.Edit
+		var esc []*issuequeue.Issue
+		for _, is := range q.Issues {
+			if is.Status == issuequeue.StatusInProgress {
+				edits = append(edits, issuequeue.SetField(is.ID, issuequeue.FieldStatus, issuequeue.StatusEscalated))
+				esc = append(esc, is)
+			}
+		}
+		return issuequeue.Change{Queue: edits, After: func() error {
+			for _, is := range esc {
+				rep.Escal = append(rep.Escal, is.ID)
+				r.stats.touch(is.ID, is.Summary())
+				r.stats.escalated[is.ID] = true
+				lr.Escalated = append(lr.Escalated, is.ID)
+				if err := o.log().Record(Event{Time: r.now(), Event: EvEscalated, IssueID: is.ID, RunID: rep.RunID, Reason: "permanent_error", Code: CodePermanentError,
+					Error: pattern}); err != nil {
+					return err
+				}
+				if err := o.render("escalation", templates.Escalation{Issue: o.tmplIssue(is), Reason: "permanent",
+					Detail: "the loop failed with a permanent error (" + pattern + "); retrying cannot fix it", Command: o.invocation()}); err != nil {
+					return err
+				}
+			}
+			return nil
+		}}, nil
+	})
+	if err != nil {
+		return err
+	}
+	if err := r.recordLoop(rep, lr); err != nil {
+		return err
+	}
+	return &StopError{Code: CodePermanentError, Reason: fmt.Sprintf("the loop failed with a permanent error (%s)", pattern),
+		Hint: "fix the cause (credentials, permissions, the command itself), then run again"}
+}

@@ -1,0 +1,250 @@
+package orchestrator
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"sort"
+	"time"
+
+	"github.com/autoretry/orchestrator/config"
+)
+
+// Usage is what the event log says about the last 24 hours: the facts the
+// daily budgets and the cross-issue rules read. It comes from the tool's own
+// append-only log, not from counters in the markdown files, which agents
+// can edit.
+type Usage struct {
+	Since          time.Time
+	Execs          []Exec      // executions of the loop command, re-runs included
+	AutoRetryLoops []time.Time // auto-retry loops the check started
+	Attempts       []Attempt   // failures recorded, oldest first
+	Halts          []Attempt   // issues halted on a signature, oldest first
+}
+
+// Exec is one execution of the loop command.
+type Exec struct {
+	At       time.Time // when it ended
+	Kind     string
+	Duration time.Duration
+	Cost     float64
+}
+
+// Attempt is one recorded failure of an issue, or a halt.
+type Attempt struct {
+	At        time.Time
+	IssueID   string
+	Signature string
+}
+
+func (u Usage) execTimes() []time.Time {
+	ts := make([]time.Time, len(u.Execs))
+	for i, e := range u.Execs {
+		ts[i] = e.At
+	}
+	return ts
+}
+
+// AgentTime is the wall time of the loop command in the window.
+func (u Usage) AgentTime() time.Duration {
+	var d time.Duration
+	for _, e := range u.Execs {
+		d += e.Duration
+	}
+	return d
+}
+
+// Cost is the cost the loops reported in the window.
+func (u Usage) Cost() float64 {
+	c := 0.0
+	for _, e := range u.Execs {
+		c += e.Cost
+	}
+	return c
+}
+
+// nextCount returns when fewer than limit of times will be inside the window.
+func (u Usage) nextCount(times []time.Time, limit int) time.Time {
+	if limit <= 0 || len(times) < limit {
+		return time.Time{}
+	}
+	ts := append([]time.Time(nil), times...)
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+	return ts[len(ts)-limit].Add(config.BudgetWindow)
+}
+
+// nextSum returns when the sum of f over the executions inside the window
+// will be below limit.
+func (u Usage) nextSum(f func(Exec) float64, limit float64) time.Time {
+	es := append([]Exec(nil), u.Execs...)
+	sort.Slice(es, func(i, j int) bool { return es[i].At.Before(es[j].At) })
+	total := 0.0
+	for _, e := range es {
+		total += f(e)
+	}
+	for _, e := range es {
+		total -= f(e)
+		if total < limit {
+			return e.At.Add(config.BudgetWindow)
+		}
+	}
+	return time.Time{}
+}
+
+// signatureFailures counts the failures with signature sig in the window.
+func (u Usage) signatureFailures(sig string) int {
+	n := 0
+	for _, a := range u.Attempts {
+		if sameSignature(a.Signature, sig) {
+			n++
+		}
+	}
+	return n
+}
+
+// haltedElsewhere reports an issue other than id halted on signature sig in
+// the window.
+func (u Usage) haltedElsewhere(sig, id string) (string, bool) {
+	for _, h := range u.Halts {
+		if h.IssueID != id && sameSignature(h.Signature, sig) {
+			return h.IssueID, true
+		}
+	}
+	return "", false
+}
+
+// issueSignatures returns the signatures of the failures recorded for id in
+// the window, oldest first.
+func (u Usage) issueSignatures(id string) []string {
+	var s []string
+	for _, a := range u.Attempts {
+		if a.IssueID == id {
+			s = append(s, a.Signature)
+		}
+	}
+	return s
+}
+
+// sameSignature compares two signatures; a short one (a prefix, as some
+// hand-written queues record) matches the full signature it starts.
+func sameSignature(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return len(a) >= 16 && b[:len(a)] == a
+}
+
+// ReadUsage reads the last 24 hours (before now) of the event log of a state
+// directory. It reads the log from its end and stops at the first older
+// entry, so its cost follows the window, not the age of the log.
+func ReadUsage(dir string, now time.Time) (Usage, error) {
+	since := now.Add(-config.BudgetWindow)
+	u := Usage{Since: since}
+	evs, err := readLedgerSince(EventLog{Dir: dir}.path(ledgerFile), since)
+	if err != nil {
+		return u, err
+	}
+	for _, ev := range evs {
+		if ev.Time.After(now) {
+			continue
+		}
+		switch ev.Event {
+		case EvExec:
+			u.Execs = append(u.Execs, Exec{At: ev.Time, Kind: ev.Kind, Duration: time.Duration(ev.DurationMS) * time.Millisecond, Cost: ev.Cost})
+		case EvAutoRetryLoop:
+			u.AutoRetryLoops = append(u.AutoRetryLoops, ev.Time)
+		case EvAttempt:
+			if ev.Signature != "" {
+				u.Attempts = append(u.Attempts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature})
+			}
+		case EvEscalated:
+			if ev.Signature != "" { // a halt on a repeated failure
+				u.Halts = append(u.Halts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature})
+			}
+		}
+	}
+	return u, nil
+}
+
+// ledgerChunk is how much of the log readLedgerSince reads at a time.
+const ledgerChunk = 64 << 10
+
+// readLedgerSince returns the events of a JSON-lines log from the first one
+// at or after since to the end, in file order. It reads backwards from the
+// end in chunks and stops at the first line older than since; lines it
+// cannot read are skipped.
+func readLedgerSince(path string, since time.Time) ([]Event, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	var rev []Event // newest first
+	end := fi.Size()
+	var carry []byte // the start of a line whose beginning is in an earlier chunk
+	buf := make([]byte, ledgerChunk)
+	for end > 0 {
+		n := int64(ledgerChunk)
+		if end < n {
+			n = end
+		}
+		start := end - n
+		if _, err := f.ReadAt(buf[:n], start); err != nil && !errors.Is(err, io.EOF) {
+			return nil, err
+		}
+		chunk := append(append([]byte(nil), buf[:n]...), carry...)
+		// Every complete line in chunk but the first (which may have begun
+		// earlier), newest first.
+		for {
+			i := bytes.LastIndexByte(bytes.TrimRight(chunk, "\n"), '\n')
+			if i < 0 {
+				break
+			}
+			line := bytes.TrimSpace(chunk[i+1:])
+			chunk = chunk[:i+1]
+			if len(line) == 0 {
+				continue
+			}
+			var ev Event
+			if json.Unmarshal(line, &ev) != nil || ev.Time.IsZero() {
+				continue
+			}
+			if ev.Time.Before(since) {
+				return reverse(rev), nil
+			}
+			rev = append(rev, ev)
+		}
+		carry = chunk
+		end = start
+		if len(carry) > 1<<24 {
+			break // a 16 MiB line is not an event
+		}
+	}
+	if line := bytes.TrimSpace(carry); len(line) > 0 {
+		var ev Event
+		if json.Unmarshal(line, &ev) == nil && !ev.Time.IsZero() && !ev.Time.Before(since) {
+			rev = append(rev, ev)
+		}
+	}
+	return reverse(rev), nil
+}
+
+func reverse(evs []Event) []Event {
+	for i, j := 0, len(evs)-1; i < j; i, j = i+1, j-1 {
+		evs[i], evs[j] = evs[j], evs[i]
+	}
+	return evs
+}
