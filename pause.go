@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"time"
 
 	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/statefile"
 )
 
 // ReadPause reads the pause file of a state directory: absent means not
@@ -34,4 +36,30 @@ func ReadPause(dir string) (Pause, error) {
 		return Pause{Paused: true}, fmt.Errorf("%s:1:1: %q is not an RFC 3339 time; paused until resumed", path, line)
 	}
 	return Pause{Paused: true, Until: t}, nil
+}
+
+// Pause stops every loop, regular and auto-retry, until Resume, or until
+// the given time if it is not zero. A run in progress finishes the loop it
+// is running.
+func (o *Orchestrator) Pause(until time.Time) error {
+	if _, err := os.Stat(o.Dir); err != nil {
+		return &issuequeue.NoStateDirError{Dir: o.Dir}
+	}
+	var b []byte
+	if !until.IsZero() {
+		b = []byte(until.UTC().Format(time.RFC3339) + "\n")
+	}
+	return statefile.WriteAtomic(o.paths().Pause(), func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
+	})
+}
+
+// Resume lifts a pause; it is not an error if there is none.
+func (o *Orchestrator) Resume() (bool, error) {
+	err := os.Remove(o.paths().Pause())
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	return err == nil, err
 }

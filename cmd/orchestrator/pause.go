@@ -1,0 +1,105 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"time"
+)
+
+func init() {
+	register(&command{
+		name:    "pause",
+		summary: "stop every loop until 'orchestrator resume' (or for a while)",
+		usage: `Usage: orchestrator pause [--for DURATION] [--dir DIR]
+
+Pauses every loop, regular and auto-retry: while paused, 'orchestrator run'
+stops before its first loop (exit 0, reason paused) and 'orchestrator check'
+starts no auto-retry loop. A run in progress finishes the loop it is in and
+starts no other. The pause is the file 'paused' in the state directory: empty
+means until resumed, otherwise it holds the time the pause ends.
+
+The no_auto_retry file, by contrast, stops only auto-retry loops: the
+regular loop still runs.
+
+Flags:
+    --for DURATION   pause for a while only, e.g. 2h, 90m
+
+Examples:
+    orchestrator pause
+    orchestrator pause --for 8h
+    orchestrator resume
+`,
+		run: func(ctx context.Context, e *env, args []string) error {
+			c := commands["pause"]
+			fs := flag.NewFlagSet("pause", flag.ContinueOnError)
+			dur := fs.Duration("for", 0, "")
+			args, err := e.parseFlags(c, fs, args)
+			if err != nil {
+				return err
+			}
+			if len(args) > 0 {
+				return usageErr(c, "pause takes no arguments")
+			}
+			if *dur < 0 {
+				return usageErr(c, "--for must be a positive duration, e.g. 2h")
+			}
+			o, err := e.engine("pause")
+			if err != nil {
+				return err
+			}
+			var until time.Time
+			if *dur > 0 {
+				now, err := e.now()
+				if err != nil {
+					return err
+				}
+				until = now.Add(*dur).UTC().Truncate(time.Second)
+			}
+			if err := o.Pause(until); err != nil {
+				return err
+			}
+			if until.IsZero() {
+				fmt.Fprintln(e.stdout, "Paused: no loop starts until 'orchestrator resume'.")
+			} else {
+				fmt.Fprintf(e.stdout, "Paused until %s: no loop starts before then.\n", until.Local().Format("2006-01-02 15:04"))
+			}
+			return nil
+		},
+	})
+	register(&command{
+		name:    "resume",
+		summary: "lift a pause",
+		usage: `Usage: orchestrator resume [--dir DIR]
+
+Lifts 'orchestrator pause': loops run again from the next run or check.
+
+Examples:
+    orchestrator resume
+`,
+		run: func(ctx context.Context, e *env, args []string) error {
+			c := commands["resume"]
+			args, err := e.parseFlags(c, flag.NewFlagSet("resume", flag.ContinueOnError), args)
+			if err != nil {
+				return err
+			}
+			if len(args) > 0 {
+				return usageErr(c, "resume takes no arguments")
+			}
+			o, err := e.engine("resume")
+			if err != nil {
+				return err
+			}
+			was, err := o.Resume()
+			if err != nil {
+				return err
+			}
+			if was {
+				fmt.Fprintln(e.stdout, "Resumed: loops run again.")
+			} else {
+				fmt.Fprintln(e.stdout, "Not paused: nothing to resume.")
+			}
+			return nil
+		},
+	})
+}

@@ -1,0 +1,169 @@
+package orchestrator
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/autoretry/orchestrator/issuequeue"
+)
+
+// Explanation is what the next decisions would be, rule by rule: whether a
+// run could start its regular loop now, and what the end-of-loop check would
+// do with the queue as it is.
+type Explanation struct {
+	Run   RunExplanation   `json:"run"`
+	Check CheckExplanation `json:"check"`
+}
+
+// RunExplanation is whether "orchestrator run" would start a loop now.
+type RunExplanation struct {
+	Start bool      `json:"start"`
+	Code  Code      `json:"code,omitempty"`
+	Stop  string    `json:"stop,omitempty"`
+	Hint  string    `json:"hint,omitempty"`
+	Rules []Verdict `json:"rules"`
+}
+
+// CheckExplanation is what "orchestrator check" would decide now.
+type CheckExplanation struct {
+	Outcome string         `json:"outcome"` // retry, nothing or stop, as check --json
+	Code    Code           `json:"code,omitempty"`
+	Stop    string         `json:"stop,omitempty"`
+	Hint    string         `json:"hint,omitempty"`
+	Retry   []string       `json:"retry"`
+	Rules   []Verdict      `json:"rules"`
+	Issues  []IssueVerdict `json:"issues"`
+}
+
+// Explain decides as the next run and the next check would, and writes
+// nothing. With ids, the issues listed are those, candidates or not.
+func (o *Orchestrator) Explain(ids []string) (Explanation, error) {
+	var ex Explanation
+	q, st, err := o.paths().Load()
+	if err != nil {
+		return ex, err
+	}
+	for _, f := range []func() error{q.Err, st.Err} {
+		if err := f(); err != nil {
+			return ex, err
+		}
+	}
+	for _, id := range ids {
+		if q.Issue(id) == nil {
+			return ex, &issuequeue.NotFoundError{File: q.Name(), Key: id}
+		}
+	}
+	in, err := o.inputs(q, st)
+	if err != nil {
+		return ex, err
+	}
+	runIn := in
+	runIn.Run = true
+	all, stop := Gate(runIn, KindRegular)
+	ex.Run = RunExplanation{Start: stop == nil, Rules: all}
+	if stop != nil {
+		ex.Run.Code, ex.Run.Stop, ex.Run.Hint = stop.Rule, stop.Reason, stop.Hint
+	}
+	d := Decide(in)
+	rep := o.checkReport(d)
+	ex.Check = CheckExplanation{Outcome: rep.Outcome, Code: rep.Code, Stop: rep.Reason, Hint: rep.Hint, Retry: rep.Triggered, Rules: d.Verdicts}
+	verdicts := map[string]IssueVerdict{}
+	for _, iv := range d.Issues {
+		verdicts[iv.ID] = iv
+	}
+	for _, is := range q.Issues {
+		iv, candidate := verdicts[is.ID]
+		if len(ids) > 0 && !slices.Contains(ids, is.ID) {
+			continue
+		}
+		if !candidate {
+			if len(ids) == 0 {
+				continue
+			}
+			iv = IssueVerdict{ID: is.ID, Because: notCandidate(is)}
+		} else if iv.Retry && d.Outcome != CheckRetry && d.Stop != nil {
+			iv.Retry = false
+			iv.Because += "; but no loop starts: " + string(d.Stop.Rule)
+		}
+		ex.Check.Issues = append(ex.Check.Issues, iv)
+	}
+	if ex.Check.Issues == nil {
+		ex.Check.Issues = []IssueVerdict{}
+	}
+	return ex, nil
+}
+
+// notCandidate says why an issue is not an auto-retry candidate.
+func notCandidate(is *issuequeue.Issue) string {
+	var why []string
+	if !is.AutoRetry {
+		why = append(why, "Auto-Retry is false")
+	}
+	if is.Halted {
+		why = append(why, "it is halted")
+	}
+	if is.Status != issuequeue.StatusPending {
+		why = append(why, "its Status is "+is.Status)
+	}
+	return "not an auto-retry candidate: " + strings.Join(why, ", ")
+}
+
+// Print writes the explanation for people.
+func (ex Explanation) Print(w io.Writer) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	verdict := func(v Verdict) string {
+		if v.Stop {
+			return "STOP: " + v.Reason
+		}
+		return "ok"
+	}
+	if ex.Run.Start {
+		fmt.Fprintln(tw, "A run started now would run its regular loop.")
+	} else {
+		fmt.Fprintf(tw, "A run started now would stop before any loop: stopped (%s): %s\n", ex.Run.Code, ex.Run.Stop)
+	}
+	fmt.Fprintln(tw, "\nrule\tnow\tlimit\tverdict")
+	for _, v := range ex.Run.Rules {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Rule, v.Value, v.Limit, verdict(v))
+	}
+	fmt.Fprintln(tw)
+	switch ex.Check.Outcome {
+	case "retry":
+		fmt.Fprintf(tw, "The end-of-loop check would start an auto-retry loop for %s.\n", strings.Join(ex.Check.Retry, ", "))
+	case "nothing":
+		if ex.Check.Code != "" {
+			fmt.Fprintf(tw, "The end-of-loop check would start no loop: stopped (%s): %s\n", ex.Check.Code, ex.Check.Stop)
+		} else {
+			fmt.Fprintln(tw, "The end-of-loop check would find nothing to retry.")
+		}
+	default:
+		fmt.Fprintf(tw, "The end-of-loop check would stop: stopped (%s): %s\n", ex.Check.Code, ex.Check.Stop)
+	}
+	fmt.Fprintln(tw, "\nrule\tnow\tlimit\tverdict")
+	for _, v := range ex.Check.Rules {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Rule, v.Value, v.Limit, verdict(v))
+	}
+	if len(ex.Check.Issues) > 0 {
+		fmt.Fprintln(tw, "\nissue\tretried\twhy")
+		for _, iv := range ex.Check.Issues {
+			r := "no"
+			if iv.Retry {
+				r = "yes"
+			}
+			why := iv.Because
+			if iv.Code != "" {
+				why = "(" + string(iv.Code) + ") " + why
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", iv.ID, r, why)
+		}
+	}
+	if !ex.Run.Start && ex.Run.Hint != "" {
+		fmt.Fprintf(tw, "\nhint: %s\n", ex.Run.Hint)
+	} else if ex.Check.Hint != "" {
+		fmt.Fprintf(tw, "\nhint: %s\n", ex.Check.Hint)
+	}
+	return tw.Flush()
+}
