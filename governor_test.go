@@ -207,7 +207,9 @@ func TestDecideSameFailureElsewhere(t *testing.T) {
 func TestDecideFailHalts(t *testing.T) {
 	const id, other = "ISSUE-20261122-001", "ISSUE-20261122-002"
 	sa, sb, sc := strings.Repeat("a", 64), strings.Repeat("b", 64), strings.Repeat("c", 64)
-	att := func(issue, sig string) Attempt { return Attempt{At: testNow.Add(-time.Hour), IssueID: issue, Signature: sig} }
+	att := func(issue, sig string) Attempt {
+		return Attempt{At: testNow.Add(-time.Hour), IssueID: issue, Signature: sig}
+	}
 	tests := []struct {
 		name   string
 		rows   []string
