@@ -63,3 +63,20 @@ func (r *Runner) breakerAfter(ctx context.Context, failed, halfOpen bool) (strin
 	}
 	return state, nil
 }
+
+// ResetBreaker closes the circuit breaker and clears its count of failed
+// loops: a person's answer once the cause is fixed.
+func (o *Orchestrator) ResetBreaker(ctx context.Context) (was string, err error) {
+	err = o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		const sec = issuequeue.SectionBreaker
+		was = st.Breaker
+		return issuequeue.Change{State: []issuequeue.Edit{
+			issuequeue.SetField(sec, issuequeue.StateBreaker, issuequeue.BreakerClosed),
+			issuequeue.SetField(sec, issuequeue.StateConsecutiveFailures, "0"),
+			issuequeue.SetField(sec, issuequeue.StateOpenedAt, issuequeue.Null),
+		}, After: func() error {
+			return o.log().Record(Event{Time: o.now(), Event: EvUserResponse, Response: "breaker_reset", Reason: "was " + was})
+		}}, nil
+	})
+	return was, err
+}

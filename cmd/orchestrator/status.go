@@ -5,8 +5,11 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
+	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/autoretry/orchestrator"
 	"github.com/autoretry/orchestrator/issuequeue"
@@ -67,7 +70,10 @@ type statusReport struct {
 		ConsecutiveFailures int    `json:"consecutive_failures"`
 		OpenedAt            string `json:"opened_at"`
 	} `json:"circuit_breaker"`
-	Findings []string `json:"findings"`
+	Budgets        []orchestrator.Budget `json:"budgets"`
+	PausedUntil    string                `json:"paused_until,omitempty"` // "indefinitely" or a time
+	RateLimitUntil string                `json:"rate_limited_until,omitempty"`
+	Findings       []string              `json:"findings"`
 }
 
 func runStatus(ctx context.Context, e *env, args []string) error {
@@ -115,6 +121,24 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	r.Run.StartedAt, r.Run.FinishedAt = issuequeue.FormatTime(st.StartedAt), issuequeue.FormatTime(st.FinishedAt)
 	r.Breaker.State, r.Breaker.ConsecutiveFailures = st.Breaker, st.ConsecutiveFailures
 	r.Breaker.OpenedAt = issuequeue.FormatTime(st.OpenedAt)
+	now, err := e.now()
+	if err != nil {
+		return err
+	}
+	u, err := orchestrator.ReadUsage(e.dir, now)
+	if err != nil {
+		return err
+	}
+	r.Budgets = orchestrator.Budgets(cfg, u)
+	if pz, err := orchestrator.ReadPause(e.dir); err == nil && pz.Paused && (pz.Until.IsZero() || now.Before(pz.Until)) {
+		r.PausedUntil = "indefinitely"
+		if !pz.Until.IsZero() {
+			r.PausedUntil = issuequeue.FormatTime(pz.Until)
+		}
+	}
+	if now.Before(st.LimitedUntil) {
+		r.RateLimitUntil = issuequeue.FormatTime(st.LimitedUntil)
+	}
 	for _, f := range append(q.Findings(), st.Findings()...) {
 		r.Findings = append(r.Findings, f.String())
 	}
@@ -163,6 +187,13 @@ func printStatus(e *env, r statusReport) {
 	} else {
 		fmt.Fprintf(w, "Auto-retry: disabled (%s)\n", r.DisabledReason)
 	}
+	if r.PausedUntil != "" {
+		fmt.Fprintf(w, "Paused %s: no loop runs ('orchestrator resume' lifts it)\n", strings.TrimPrefix("until "+r.PausedUntil, "until indefinitely"))
+	}
+	if r.RateLimitUntil != "" {
+		fmt.Fprintf(w, "Rate-limited until %s: runs before then exit at once\n", r.RateLimitUntil)
+	}
+	printBudgets(w, r.Budgets)
 	if r.Run.ID == "" {
 		fmt.Fprintln(w, "Run: none yet")
 	} else {
@@ -179,6 +210,32 @@ func printStatus(e *env, r statusReport) {
 	fmt.Fprintln(w)
 	if n := len(r.Findings); n > 0 {
 		fmt.Fprintf(w, "\n%d problem(s) in the state files; run 'orchestrator lint' to see them\n", n)
+	}
+}
+
+// printBudgets prints the daily budgets on one line, and a line for each
+// spent one saying when the next loop is possible.
+func printBudgets(w io.Writer, bs []orchestrator.Budget) {
+	var parts, spent []string
+	for _, b := range bs {
+		used, limit := strconv.FormatFloat(b.Used, 'f', -1, 64), strconv.FormatFloat(b.Limit, 'f', -1, 64)
+		switch b.Code {
+		case orchestrator.CodeDailyAgentTime:
+			used, limit = (time.Duration(b.Used) * time.Second).String(), (time.Duration(b.Limit) * time.Second).String()
+		case orchestrator.CodeDailyCost:
+			used, limit = strconv.FormatFloat(b.Used, 'f', 2, 64), strconv.FormatFloat(b.Limit, 'f', 2, 64)
+		}
+		if b.Limit <= 0 {
+			limit = "off"
+		}
+		parts = append(parts, fmt.Sprintf("%s %s/%s", strings.TrimSuffix(b.Key, "_per_day"), used, limit))
+		if b.Spent {
+			spent = append(spent, fmt.Sprintf("  %s spent: next loop possible at %s", b.Key, b.NextAt.Local().Format("2006-01-02 15:04")))
+		}
+	}
+	fmt.Fprintf(w, "Budgets (last 24 h): %s\n", strings.Join(parts, ", "))
+	for _, l := range spent {
+		fmt.Fprintln(w, l)
 	}
 }
 
