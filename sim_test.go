@@ -137,7 +137,9 @@ func maxIn24h(times []time.Time) int {
 	return most
 }
 
-func failed2(out string) procgroup.Result { return procgroup.Result{ExitCode: 1, Tail: []byte(out + "\n")} }
+func failed2(out string) procgroup.Result {
+	return procgroup.Result{ExitCode: 1, Tail: []byte(out + "\n")}
+}
 
 // refile deletes every issue a person is needed for and files the same
 // failure again under a new ID, as an agent with write access can.
@@ -177,7 +179,9 @@ func (s *sim) add(summary, verify string) {
 // hint (checked in day).
 func TestCronDayIsBounded(t *testing.T) {
 	ok := procgroup.Result{}
-	same := func(s *sim, id, check string) procgroup.Result { return failed2("--- FAIL: TestServer\n    server_test.go:12: nil map") }
+	same := func(s *sim, id, check string) procgroup.Result {
+		return failed2("--- FAIL: TestServer\n    server_test.go:12: nil map")
+	}
 	reword := func(s *sim, id, check string) procgroup.Result {
 		s.n++
 		return failed2(fmt.Sprintf("--- FAIL: TestServer\n    failure variant %d", s.n%9000))
