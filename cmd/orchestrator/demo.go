@@ -129,7 +129,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	case runErr == nil:
 		fmt.Fprintf(e.stdout, "\nThe run completed (exit status 0).\n")
 	case errors.As(runErr, &se):
-		fmt.Fprintf(e.stdout, "\nThe run stopped with exit status 3 — a cron job would report it: %s.\n", se.Reason)
+		fmt.Fprintf(e.stdout, "\nThe run stopped with exit status 3 — a cron job would report it: stopped (%s): %s.\n", se.Code, se.Reason)
 	default:
 		return runErr
 	}
@@ -142,9 +142,10 @@ The demo's files are in %s:
 
 Try next (with "go run ./cmd/orchestrator" in place of "orchestrator" if it is not installed):
   %s status
+  %s explain           # why the next loop would or would not run
   %s report            # writes analytics.html; open it in a browser
   %s context ISSUE-20261122-001
   %s retry ISSUE-20261122-001
-`, state, inv, inv, inv, inv)
+`, state, inv, inv, inv, inv, inv)
 	return nil
 }
