@@ -68,7 +68,7 @@ func Decide(in Inputs) Decision {
 	d.Total = st.TotalAutoRetries
 	var qualifying []*issuequeue.Issue
 	for _, is := range q.Issues {
-		if !pendingAutoRetry(is) {
+		if !is.PendingAutoRetry() {
 			continue
 		}
 		iv := issueVerdict(in, is)

@@ -8,10 +8,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 // Event is one entry of the retry logs (seed 000): logs/retry.log for
@@ -66,10 +67,6 @@ const (
 	EvRateLimitWindow = "rate_limit_window"
 )
 
-// ledgerFile is the event log programs read: the ledger the budgets and the
-// cross-issue rules count from.
-const ledgerFile = "retry.jsonl"
-
 // EventLog appends events to the logs of a state directory. Appends are
 // single writes to files opened with O_APPEND, so concurrent writers do not
 // interleave within a line.
@@ -77,21 +74,21 @@ type EventLog struct {
 	Dir string // state directory
 }
 
-func (l EventLog) path(name string) string { return filepath.Join(l.Dir, "logs", name) }
+func (l EventLog) paths() issuequeue.Paths { return issuequeue.Paths{Dir: l.Dir} }
 
 // Record appends ev to both logs.
 func (l EventLog) Record(ev Event) error {
-	if err := os.MkdirAll(filepath.Join(l.Dir, "logs"), 0o755); err != nil {
+	if err := os.MkdirAll(l.paths().Logs(), 0o755); err != nil {
 		return err
 	}
 	j, err := json.Marshal(ev)
 	if err != nil {
 		return err
 	}
-	if err := appendFile(l.path(ledgerFile), append(j, '\n')); err != nil {
+	if err := appendFile(l.paths().Ledger(), append(j, '\n')); err != nil {
 		return err
 	}
-	return appendFile(l.path("retry.log"), []byte(textLine(ev)))
+	return appendFile(l.paths().TextLog(), []byte(textLine(ev)))
 }
 
 func appendFile(path string, b []byte) error {
@@ -192,10 +189,10 @@ func shortSig(s string) string {
 // Prune drops log entries older than the retention periods (seed 000: 7 days
 // for retry.log, 30 for retry.jsonl). Lines without a readable time are kept.
 func (l EventLog) Prune(now time.Time, text, jsonl time.Duration) error {
-	if err := pruneFile(l.path("retry.log"), now.Add(-text), textTime); err != nil {
+	if err := pruneFile(l.paths().TextLog(), now.Add(-text), textTime); err != nil {
 		return err
 	}
-	return pruneFile(l.path("retry.jsonl"), now.Add(-jsonl), jsonTime)
+	return pruneFile(l.paths().Ledger(), now.Add(-jsonl), jsonTime)
 }
 
 func textTime(line []byte) (time.Time, bool) {
@@ -264,7 +261,7 @@ func pruneFile(path string, cutoff time.Time, when func([]byte) (time.Time, bool
 // ReadEvents reads logs/retry.jsonl; a missing file is no events. Lines that
 // cannot be read are skipped and reported.
 func ReadEvents(dir string) ([]Event, []error) {
-	f, err := os.Open(EventLog{Dir: dir}.path("retry.jsonl"))
+	f, err := os.Open(issuequeue.Paths{Dir: dir}.Ledger())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}

@@ -363,12 +363,6 @@ func MaxRetries(cfg *config.Config, is *issuequeue.Issue) int {
 	return cfg.MaxRetriesFor(is.Type)
 }
 
-// pendingAutoRetry reports whether an issue is an auto-retry candidate:
-// Auto-Retry true, Status pending, not halted.
-func pendingAutoRetry(is *issuequeue.Issue) bool {
-	return is.AutoRetry && is.Status == issuequeue.StatusPending && !is.Halted
-}
-
 // IssueVerdict says why one issue will or will not be retried.
 type IssueVerdict struct {
 	ID      string `json:"id"`

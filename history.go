@@ -7,10 +7,11 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 // HistoryHeader is the header row of history.csv: one row per loop,
@@ -59,7 +60,7 @@ func (r LoopRecord) row() []string {
 }
 
 // HistoryPath returns the path of history.csv in a state directory.
-func HistoryPath(dir string) string { return filepath.Join(dir, "history.csv") }
+func HistoryPath(dir string) string { return issuequeue.Paths{Dir: dir}.History() }
 
 // AppendHistory appends one row, writing the header first into a new file.
 func AppendHistory(dir string, r LoopRecord) error {

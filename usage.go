@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/config"
+	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 // Usage is what the event log says about the last 24 hours: the facts the
@@ -146,7 +147,7 @@ func sameSignature(a, b string) bool {
 func ReadUsage(dir string, now time.Time) (Usage, error) {
 	since := now.Add(-config.BudgetWindow)
 	u := Usage{Since: since}
-	evs, err := readLedgerSince(EventLog{Dir: dir}.path(ledgerFile), since)
+	evs, err := readLedgerSince(issuequeue.Paths{Dir: dir}.Ledger(), since)
 	if err != nil {
 		return u, err
 	}

@@ -205,6 +205,12 @@ func (q *Queue) Issue(id string) *Issue {
 // whether the issue's table has that row.
 func (is *Issue) Field(name string) (string, bool) { return is.q.d.field(is.r, name) }
 
+// PendingAutoRetry reports whether the end-of-loop check considers the
+// issue for an auto-retry loop: Auto-Retry true, Status pending, not halted.
+func (is *Issue) PendingAutoRetry() bool {
+	return is.AutoRetry && is.Status == StatusPending && !is.Halted
+}
+
 // Section returns the text of a subsection (a fenced body comes back unfenced).
 func (is *Issue) Section(name string) (string, bool) { return is.q.d.sectionText(is.r, name) }
 

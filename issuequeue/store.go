@@ -30,6 +30,16 @@ func (p Paths) Pause() string { return filepath.Join(p.Dir, PauseFile) }
 // Logs returns the directory of the event logs.
 func (p Paths) Logs() string { return filepath.Join(p.Dir, "logs") }
 
+// Ledger returns the path of the event log programs read (JSON lines):
+// the ledger the daily budgets count from.
+func (p Paths) Ledger() string { return filepath.Join(p.Dir, "logs", "retry.jsonl") }
+
+// TextLog returns the path of the event log for people.
+func (p Paths) TextLog() string { return filepath.Join(p.Dir, "logs", "retry.log") }
+
+// History returns the path of the per-loop history.
+func (p Paths) History() string { return filepath.Join(p.Dir, "history.csv") }
+
 // LoopLogs returns the directory of the captured loop output.
 func (p Paths) LoopLogs() string { return filepath.Join(p.Dir, "logs", "loops") }
 

@@ -92,7 +92,14 @@ type Snapshot struct {
 	// only after SetQueue.
 	IssuesByStatus map[string]int
 	HaltedIssues   int
+
+	// Budgets are the daily budgets as spent in the last 24 hours; written
+	// only after SetBudgets.
+	Budgets []orchestrator.Budget
 }
+
+// SetBudgets adds the daily budgets' gauges.
+func (s *Snapshot) SetBudgets(b []orchestrator.Budget) { s.Budgets = b }
 
 // Histogram is a Prometheus histogram: Counts[i] is the number of
 // observations ≤ Bounds[i] and > Bounds[i-1]; Counts[len(Bounds)] counts
@@ -256,6 +263,20 @@ func (s Snapshot) WriteTo(w io.Writer) (int64, error) {
 		}
 		e.family("halted_issues", "gauge", "Issues in issue_queue.md halted after repeating the same failure.")
 		e.sample("halted_issues", float64(s.HaltedIssues))
+	}
+	if s.Budgets != nil {
+		e.family("budget_used", "gauge", "What each daily budget has used in the last 24 hours (executions, loops, seconds or cost), by its [budget] key.")
+		for _, b := range s.Budgets {
+			e.sample("budget_used", b.Used, "budget", b.Key)
+		}
+		e.family("budget_limit", "gauge", "Each daily budget's limit per 24 hours; 0 means off.")
+		for _, b := range s.Budgets {
+			e.sample("budget_limit", b.Limit, "budget", b.Key)
+		}
+		e.family("budget_spent", "gauge", "1 if a daily budget is spent and stops loops, else 0.")
+		for _, b := range s.Budgets {
+			e.sample("budget_spent", b2f(b.Spent), "budget", b.Key)
+		}
 	}
 	if e.err == nil {
 		e.err = e.w.Flush()

@@ -489,3 +489,27 @@ func splitSample(line string) (name, labels, rest string, err error) {
 		return name, line[i : k+1], line[k+2:], nil
 	}
 }
+
+// The daily budgets are exported as gauges: used, limit and spent, by key.
+func TestBudgetGauges(t *testing.T) {
+	s := metrics.Compute(nil, nil)
+	s.SetBudgets([]orchestrator.Budget{
+		{Code: orchestrator.CodeDailyLoops, Key: "loops_per_day", Used: 200, Limit: 200, Spent: true},
+		{Code: orchestrator.CodeDailyCost, Key: "cost_per_day", Used: 1.25, Limit: 0},
+	})
+	var b strings.Builder
+	if _, err := s.WriteTo(&b); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		`orchestrator_budget_used{budget="loops_per_day"} 200`,
+		`orchestrator_budget_limit{budget="loops_per_day"} 200`,
+		`orchestrator_budget_spent{budget="loops_per_day"} 1`,
+		`orchestrator_budget_used{budget="cost_per_day"} 1.25`,
+		`orchestrator_budget_spent{budget="cost_per_day"} 0`,
+	} {
+		if !strings.Contains(b.String(), want+"\n") {
+			t.Errorf("missing %q in\n%s", want, b.String())
+		}
+	}
+}

@@ -103,7 +103,7 @@ func (w *watcher) lint(c contents) lintResult {
 		}
 		res.invalid = res.invalid || q.Err() != nil
 		for _, is := range q.Issues {
-			if pendingAutoRetry(is) {
+			if is.PendingAutoRetry() {
 				res.pending++
 			}
 		}
@@ -154,17 +154,11 @@ func (w *watcher) okLine(q *issuequeue.Queue) string {
 	}
 	pending := 0
 	for _, is := range q.Issues {
-		if pendingAutoRetry(is) {
+		if is.PendingAutoRetry() {
 			pending++
 		}
 	}
 	return fmt.Sprintf("ok: %s: %d issue(s), %d pending auto-retry", w.paths.Queue(), len(q.Issues), pending)
-}
-
-// pendingAutoRetry reports whether the end-of-loop check would consider the
-// issue (SPEC §5 step 2).
-func pendingAutoRetry(is *issuequeue.Issue) bool {
-	return is.AutoRetry && is.Status == issuequeue.StatusPending && !is.Halted
 }
 
 func readProblem(name string, err error) string {

@@ -54,7 +54,7 @@ func runLint(ctx context.Context, e *env, args []string) error {
 func okLine(q *issuequeue.Queue, p issuequeue.Paths) string {
 	pending := 0
 	for _, is := range q.Issues {
-		if is.AutoRetry && is.Status == issuequeue.StatusPending && !is.Halted {
+		if is.PendingAutoRetry() {
 			pending++
 		}
 	}

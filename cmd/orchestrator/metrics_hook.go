@@ -2,8 +2,10 @@ package main
 
 import (
 	"path/filepath"
+	"time"
 
 	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/config"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/metrics"
 )
@@ -15,12 +17,19 @@ func (e *env) metricsHook() func() error {
 	if err != nil || cfg.Metrics.Textfile == "" {
 		return nil
 	}
-	return func() error { return writeMetrics(e.dir, cfg.Metrics.Textfile) }
+	return func() error {
+		now, err := e.now()
+		if err != nil {
+			return err
+		}
+		return writeMetrics(e.dir, cfg, now)
+	}
 }
 
 // writeMetrics writes the Prometheus textfile from the state directory's
 // history and logs. A relative path is relative to the state directory.
-func writeMetrics(dir, path string) error {
+func writeMetrics(dir string, cfg *config.Config, now time.Time) error {
+	path := cfg.Metrics.Textfile
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
@@ -29,6 +38,9 @@ func writeMetrics(dir, path string) error {
 	snap := metrics.Compute(hist, evs)
 	if q, _, err := (issuequeue.Paths{Dir: dir}).Load(); err == nil {
 		snap.SetQueue(q)
+	}
+	if u, err := orchestrator.ReadUsage(dir, now); err == nil {
+		snap.SetBudgets(orchestrator.Budgets(cfg, u))
 	}
 	return metrics.WriteFile(path, snap)
 }
