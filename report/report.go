@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"sort"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -36,6 +37,10 @@ type Input struct {
 	// MaxRetries gives an issue's retry limit. If nil, the issue's own
 	// Max-Retries applies, else 10.
 	MaxRetries func(*issuequeue.Issue) int
+
+	// Budgets are the daily budgets as spent in the last 24 hours; the
+	// ones that are on get a card each.
+	Budgets []orchestrator.Budget
 }
 
 // Load reads the files of state directory dir. Rows and lines that cannot
@@ -237,6 +242,23 @@ func build(in Input) view {
 		{fmt.Sprint(s.Escalated), "escalated to a person", map[bool]string{true: classBad, false: ""}[s.Escalated > 0]},
 		{fmt.Sprint(s.Open), fmt.Sprintf("open issues (%d halted)", s.Halted), map[bool]string{true: classOpen, false: ""}[s.Open > 0]},
 		{breaker, "circuit breaker", breakerClass},
+	}
+	for _, b := range in.Budgets {
+		if b.Limit <= 0 {
+			continue
+		}
+		used, limit := fmt.Sprint(b.Used), fmt.Sprint(b.Limit)
+		switch b.Code {
+		case orchestrator.CodeDailyAgentTime:
+			used, limit = (time.Duration(b.Used) * time.Second).String(), (time.Duration(b.Limit) * time.Second).String()
+		case orchestrator.CodeDailyCost:
+			used, limit = fmt.Sprintf("%.2f", b.Used), fmt.Sprintf("%.2f", b.Limit)
+		}
+		class, label := "", strings.ReplaceAll(strings.TrimSuffix(b.Key, "_per_day"), "_", " ")+" in the last 24 h"
+		if b.Spent {
+			class, label = classBad, label+": spent until "+b.NextAt.UTC().Format("15:04 UTC")
+		}
+		v.Cards = append(v.Cards, card{used + "/" + limit, label, class})
 	}
 
 	// Seed 000's retry summary.

@@ -205,6 +205,27 @@ func TestIssuesWithoutHistory(t *testing.T) {
 	}
 }
 
+// The daily budgets that are on get a card each; a spent one says so and
+// when it frees up.
+func TestBudgetCards(t *testing.T) {
+	in := load(t, fixtureDir(t))
+	in.Budgets = []orchestrator.Budget{
+		{Code: orchestrator.CodeDailyLoops, Key: "loops_per_day", Used: 200, Limit: 200, Spent: true,
+			NextAt: time.Date(2026, 11, 23, 14, 20, 0, 0, time.UTC)},
+		{Code: orchestrator.CodeDailyAgentTime, Key: "agent_time_per_day", Used: 5400, Limit: 28800},
+		{Code: orchestrator.CodeDailyCost, Key: "cost_per_day", Used: 3, Limit: 0},
+	}
+	out := render(t, in)
+	for _, want := range []string{"200/200", "loops in the last 24 h: spent until 14:20 UTC", "1h30m0s/8h0m0s", "agent time in the last 24 h"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("missing %q", want)
+		}
+	}
+	if strings.Contains(out, "cost in the last 24 h") {
+		t.Error("a budget that is off has a card")
+	}
+}
+
 // Rows that cannot be read are listed, and the rest is still reported.
 func TestProblemsListed(t *testing.T) {
 	dir := fixtureDir(t)

@@ -65,6 +65,11 @@ func runReport(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	in.MaxRetries = func(is *issuequeue.Issue) int { return orchestrator.MaxRetries(cfg, is) }
+	if u, err := orchestrator.ReadUsage(e.dir, now); err == nil {
+		in.Budgets = orchestrator.Budgets(cfg, u)
+	} else {
+		in.Problems = append(in.Problems, err)
+	}
 	path := *out
 	if path == "" {
 		path = filepath.Join(e.dir, "analytics.html")
