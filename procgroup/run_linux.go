@@ -108,6 +108,8 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		close(exited)
 	}()
 
+	leaders.add(cmd.Process.Pid)
+	defer leaders.remove(cmd.Process.Pid)
 	g := newGroup(cmd.Process.Pid, func(markers []string) bool {
 		return slices.Contains(markers, token)
 	})
@@ -225,6 +227,33 @@ func Sweep() error {
 		return mine
 	})
 	return g.kill()
+}
+
+// leaders holds the shells of the Runs in progress in this process.
+var leaders = activeLeaders{pids: map[int]bool{}}
+
+type activeLeaders struct {
+	mu   sync.Mutex
+	pids map[int]bool
+}
+
+func (a *activeLeaders) add(pid int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.pids[pid] = true
+}
+
+func (a *activeLeaders) remove(pid int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.pids, pid)
+}
+
+// only reports whether the Run of leader is the only one in progress.
+func (a *activeLeaders) only(leader int) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.pids) == 1 && a.pids[leader]
 }
 
 var subreaper struct {
@@ -379,7 +408,12 @@ func (g *group) scan() ([]proc, error) {
 			queue = append(queue, c.pid)
 		case g.known[c.ident()],
 			g.leader != 0 && c.pgid == g.leader,
-			!c.zombie() && g.owns(readMarkers(c.pid)):
+			!c.zombie() && g.owns(readMarkers(c.pid)),
+			// An orphan re-parented to this process (its child subreaper):
+			// a descendant that left the group with setsid and dropped the
+			// marker with env -i. While this Run is the only one, it can
+			// only be this Run's.
+			g.leader != 0 && leaders.only(g.leader):
 			ours = append(ours, c)
 			queue = append(queue, c.pid)
 		}

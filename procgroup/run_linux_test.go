@@ -535,20 +535,22 @@ func TestRunReturnsWhileAnEscapedProcessHoldsThePipe(t *testing.T) {
 	assertNothingLeft(t, tag)
 }
 
-func TestRunStopsReadingAPipeHeldByAnUnknownProcess(t *testing.T) {
-	// env -i drops the marker and setsid leaves the group: Run cannot tell
-	// this process from others, so it stops reading after Drain.
+// A descendant that leaves the group with setsid, drops the marker with
+// env -i and is orphaned by a double fork is re-parented to the runner (its
+// child subreaper): while one Run is in progress it is that Run's, and it is
+// killed when the command ends; Run does not wait for the pipe it holds.
+func TestRunKillsAnOrphanWithoutMarkerOrGroup(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	var out bytes.Buffer
 	res := runBounded(t, ctx, procgroup.Spec{
 		Command: `mkfifo "$T/pid"
-env -i setsid sh -c 'echo $$ > "$1"; exec sleep 1000' sh "$T/pid" &
+(env -i setsid sh -c 'echo $$ > "$1"; exec sleep 1000' sh "$T/pid" &)
 read pid < "$T/pid"
 echo $pid`,
 		Env:    append(os.Environ(), "T="+t.TempDir()),
 		Output: &out,
-		Drain:  200 * time.Millisecond,
+		Drain:  3 * time.Second,
 	})
 	pid := firstLinePid(t, out.Bytes())
 	t.Cleanup(func() {
@@ -559,12 +561,13 @@ echo $pid`,
 	if ctx.Err() != nil {
 		t.Fatalf("Run returned after the 5 s deadline: %v", ctx.Err())
 	}
-	if !res.DrainTimedOut {
-		t.Error("DrainTimedOut = false, want true")
+	if res.DrainTimedOut {
+		t.Error("DrainTimedOut = true: Run waited for a pipe whose holder it should have killed")
 	}
 	if got, want := res.ExitCode, 0; got != want {
 		t.Errorf("ExitCode = %d, want %d", got, want)
 	}
+	assertGone(t, pid)
 }
 
 // BenchmarkRunOutput measures Run on 3.4 MB of output kept in a 64 KiB tail
