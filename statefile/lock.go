@@ -85,6 +85,10 @@ type Lock struct {
 	f     *os.File // carries the lock
 	info  *os.File // .lock, where the owner line goes; f itself on Linux
 	owner Owner
+	// dir, for the run lock, is the state directory itself, locked too:
+	// deleting or replacing .lock cannot undo a lock on the directory, so
+	// overlapping runs stay impossible whatever happens to the file.
+	dir *os.File
 
 	mu   sync.Mutex
 	done bool
@@ -107,6 +111,18 @@ func TryRunLock(dir string, o Owner) (*Lock, error) {
 		l.close()
 		return nil, err
 	}
+	d, err := lockDir(dir)
+	if err != nil {
+		_ = unlock(l.f, runLock)
+		l.close()
+		if errors.Is(err, errBusy) {
+			// A run holds the directory although .lock says nothing: its
+			// .lock was deleted or replaced while it ran.
+			return nil, &BusyError{Lock: "run", Path: dir}
+		}
+		return nil, fmt.Errorf("locking %s: %w", dir, err)
+	}
+	l.dir = d
 	return l.acquired()
 }
 
@@ -289,6 +305,9 @@ func (l *Lock) busy(waited time.Duration) error {
 
 func (l *Lock) close() error {
 	err := l.f.Close()
+	if l.dir != nil {
+		err = errors.Join(err, l.dir.Close()) // releases the directory's lock
+	}
 	if l.info != l.f {
 		err = errors.Join(err, l.info.Close())
 	}

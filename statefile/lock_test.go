@@ -369,3 +369,39 @@ func TestWriteLockSerializesProcesses(t *testing.T) {
 	}
 	assertOnly(t, dir, ".lock", "counters.md")
 }
+
+// Deleting or replacing .lock while a run holds it does not let a second
+// run start: the state directory itself is locked too.
+func TestRunLockSurvivesDeletingTheLockFile(t *testing.T) {
+	for _, replace := range []bool{false, true} {
+		dir := t.TempDir()
+		l, err := TryRunLock(dir, Owner{Command: "run"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, LockFile)
+		if err := os.Remove(path); err != nil {
+			t.Fatal(err)
+		}
+		if replace {
+			if err := os.WriteFile(path, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var be *BusyError
+		if l2, err := TryRunLock(dir, Owner{Command: "run"}); !errors.As(err, &be) {
+			if l2 != nil {
+				l2.Unlock()
+			}
+			t.Fatalf("replace=%v: a second run lock after .lock was removed: %v, want a busy error", replace, err)
+		}
+		if err := l.Unlock(); err != nil {
+			t.Fatal(err)
+		}
+		l3, err := TryRunLock(dir, Owner{Command: "run"})
+		if err != nil {
+			t.Fatalf("after the first run ended: %v", err)
+		}
+		l3.Unlock()
+	}
+}
