@@ -63,6 +63,12 @@ const (
 	EvAutoRetryLoop = "auto_retry_loop"
 	// EvStopped is a run or check stopped by a rule, with its code.
 	EvStopped = "stopped"
+	// EvResolveClaimed is a loop's resolve of an issue with a Verify check:
+	// a claim its verification decides.
+	EvResolveClaimed = "resolve_claimed"
+	// EvGuard is a change a loop made to what the limits depend on, and
+	// that the loop guard undid (Reason says what).
+	EvGuard = "guard"
 	// EvRateLimitWindow is a rate-limit window opened (until Until).
 	EvRateLimitWindow = "rate_limit_window"
 )
@@ -286,3 +292,7 @@ func ReadEvents(dir string) ([]Event, []error) {
 	}
 	return evs, errs
 }
+
+// ResolvedUnverified is the resolution of an issue without a Verify check
+// that a loop resolved: nothing but the loop's word says it is fixed.
+const ResolvedUnverified = "resolved_unverified"

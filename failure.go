@@ -55,11 +55,12 @@ type FailDecision struct {
 }
 
 // DecideFail records a failure of an issue: the signature's repeat count,
-// and a halt when the same failure came halt_after_repeats times in a row,
-// when it already came that often in the last 24 hours under any issues (or
-// another issue was halted on it), or when the issue's last four attempts
-// alternate between two failures. u is the event log's last 24 hours,
-// without this failure.
+// and a halt when the same failure came halt_after_repeats times in a row;
+// when its failures under other issues in the last 24 hours and its streak
+// here add up to that (or another issue was halted on it): the same failure
+// filed again under a new ID; or when the issue's last four attempts since
+// a person last answered it alternate between two failures. u is the event
+// log's last 24 hours, without this failure.
 func DecideFail(is *issuequeue.Issue, f Failure, cfg *config.Config, u Usage) FailDecision {
 	var d FailDecision
 	id := is.ID
@@ -82,9 +83,9 @@ func DecideFail(is *issuequeue.Issue, f Failure, cfg *config.Config, u Usage) Fa
 		d.Code, d.Because = CodeRepeatedFailure, fmt.Sprintf("the same failure %d times in a row", d.RepeatCount)
 	case elsewhere:
 		d.Code, d.Because = CodeRepeatedAcross, "same failure as "+other+", which was halted on it"
-	case f.Signature != "" && u.signatureFailures(f.Signature)+1 >= threshold:
-		d.Code, d.Because = CodeRepeatedAcross, fmt.Sprintf("the same failure %d times in the last 24 hours, under more than one issue or not in a row",
-			u.signatureFailures(f.Signature)+1)
+	case f.Signature != "" && u.failuresElsewhere(f.Signature, id)+d.RepeatCount >= threshold:
+		d.Code, d.Because = CodeRepeatedAcross, fmt.Sprintf("the same failure %d times in the last 24 hours under other issues, and %d in a row here",
+			u.failuresElsewhere(f.Signature, id), d.RepeatCount)
 	case oscillates(recent):
 		d.Code, d.Because = CodeOscillation, "the last 4 attempts alternate between two failures"
 	}

@@ -127,8 +127,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 			d := backoffDelay(cfg.Backoff, try, r.rand())
 			if hint, ok := RetryHint(res.Tail, r.now()); ok {
 				if class == classRateLimit && hint > cfg.Backoff.MaxWait {
-					se, err := r.openRateLimitWindow(runID, r.now().Add(hint), pattern)
-					return lr, "", transient, se, err
+					return lr, "", transient, r.rateLimitStop(r.now().Add(hint), pattern), nil
 				}
 				d = max(d, hint)
 			}
@@ -171,27 +170,29 @@ func (r *Runner) gate(done int) (*Verdict, error) {
 	return v, nil
 }
 
-// openRateLimitWindow records a rate-limit window in session_state.md, so
-// that runs before its end exit at once instead of one run sleeping through
-// it with the lock held.
-func (r *Runner) openRateLimitWindow(runID string, until time.Time, pattern string) (*StopError, error) {
-	o := r.O
+// rateLimitStop is the stop of a run whose loop hit a rate limit that
+// resets later than [backoff] max_wait: the runner records the window (see
+// openRateLimitWindow), so that runs before its end exit at once instead of
+// one run sleeping through it with the lock held.
+func (r *Runner) rateLimitStop(until time.Time, pattern string) *StopError {
 	until = until.UTC().Truncate(time.Second)
-	reason := "the loop hit a rate limit (" + pattern + ")"
-	err := o.store().Update(context.Background(), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+	return &StopError{Code: CodeRateLimited, Wait: true, Until: until,
+		Reason: "rate-limited until " + clock(until, r.now()) + " (the loop hit a rate limit: " + pattern + ")",
+		Hint:   "runs before then exit 0 without running the agent; nothing to do"}
+}
+
+// openRateLimitWindow records the window of a rate-limit stop in
+// session_state.md.
+func (r *Runner) openRateLimitWindow(runID string, se *StopError) error {
+	o := r.O
+	return o.store().Update(context.Background(), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
 		return issuequeue.Change{State: []issuequeue.Edit{
-			issuequeue.SetField(issuequeue.SectionRateLimit, issuequeue.StateLimitedUntil, issuequeue.FormatTime(until)),
-			issuequeue.SetField(issuequeue.SectionRateLimit, issuequeue.StateLimitReason, reason),
+			issuequeue.SetField(issuequeue.SectionRateLimit, issuequeue.StateLimitedUntil, issuequeue.FormatTime(se.Until)),
+			issuequeue.SetField(issuequeue.SectionRateLimit, issuequeue.StateLimitReason, se.Reason),
 		}, After: func() error {
-			return o.log().Record(Event{Time: r.now(), Event: EvRateLimitWindow, RunID: runID, Code: CodeRateLimited, Reason: reason, Until: until})
+			return o.log().Record(Event{Time: r.now(), Event: EvRateLimitWindow, RunID: runID, Code: CodeRateLimited, Reason: se.Reason, Until: se.Until})
 		}}, nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &StopError{Code: CodeRateLimited, Wait: true, Until: until,
-		Reason: "rate-limited until " + clock(until, r.now()) + " (" + reason + ")",
-		Hint:   "runs before then exit 0 without running the agent; nothing to do"}, nil
 }
 
 // builtinCost reads the cost of a coding agent's JSON result line.

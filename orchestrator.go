@@ -202,6 +202,32 @@ func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output,
 	return rep, err
 }
 
+// ResolveFromLoop is resolve run by a loop of "orchestrator run": a claim.
+// An issue with a Verify check keeps its Status until the tool's own
+// verification passes; one without is resolved, recorded as resolved by
+// the loop, unverified.
+func (o *Orchestrator) ResolveFromLoop(ctx context.Context, id string) error {
+	now := o.now()
+	return o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		is := q.Issue(id)
+		if is == nil {
+			return issuequeue.Change{}, &issuequeue.NotFoundError{File: q.Name(), Key: id}
+		}
+		if is.Verify != "" {
+			return issuequeue.Change{After: func() error {
+				fmt.Fprintf(o.Stdout, "%s: the loop says it is fixed; it stays %s until its Verify check %q passes\n", id, is.Status, is.Verify)
+				return o.log().Record(Event{Time: now, Event: EvResolveClaimed, IssueID: id, RunID: st.RunID})
+			}}, nil
+		}
+		return issuequeue.Change{Queue: []issuequeue.Edit{issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusResolved)},
+			After: func() error {
+				fmt.Fprintf(o.Stdout, "%s resolved by the loop, unverified (it has no Verify check)\n", id)
+				return o.log().Record(Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: ResolvedUnverified,
+					TotalAttempts: is.RetryCount + 1})
+			}}, nil
+	})
+}
+
 // Resolve marks issue id resolved, with the SUCCEEDED banner if it took retries.
 func (o *Orchestrator) Resolve(ctx context.Context, id string) error {
 	now := o.now()

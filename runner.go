@@ -271,15 +271,42 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		if err != nil {
 			return err
 		}
+		snap, err := o.snapshot()
+		if err != nil {
+			return err
+		}
 		res, result, transient, stop, err := r.runLoop(ctx, rep.RunID, loop, kind, retried, before)
 		if err != nil {
 			return err
 		}
 		lr := LoopRecord{RunID: rep.RunID, Loop: loop, Kind: kind, Started: res.started, Finished: r.now(), ExitCode: res.ExitCode,
 			Result: result, TransientRetries: transient, Issues: retried}
+		changes, err := o.guardAfter(snap, rep.RunID, loop)
+		if err != nil {
+			return err
+		}
+		for _, c := range changes {
+			r.progress("guard: %s", c.What)
+		}
+		if changes = stops(changes); len(changes) > 0 {
+			// Nothing the loop claims is believed: no verification, its
+			// issues go back to pending, the run stops.
+			if _, _, err := r.settle(ctx); err != nil {
+				return err
+			}
+			if err := r.recordLoop(rep, lr); err != nil {
+				return err
+			}
+			return guardStop(loop, changes)
+		}
 		if stop != nil {
 			// The loop was cut short by a rule (a rate-limit window, a
 			// spent budget): its issues' attempt did not happen.
+			if stop.Code == CodeRateLimited {
+				if err := r.openRateLimitWindow(rep.RunID, stop); err != nil {
+					return err
+				}
+			}
 			if err := r.release(retried); err != nil {
 				return err
 			}

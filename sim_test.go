@@ -246,3 +246,53 @@ func TestCronDayIsBounded(t *testing.T) {
 		})
 	}
 }
+
+// resetCounters is what an agent with write access does to escape its
+// limits: it sets its issue's counters back to zero and clears its failure
+// signatures, un-halts it, and deletes the no_auto_retry file.
+func (s *sim) resetCounters() {
+	path := filepath.Join(s.o.Dir, "issue_queue.md")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	var out []string
+	for _, l := range strings.Split(string(b), "\n") {
+		switch {
+		case strings.HasPrefix(l, "| Retry-Count |"):
+			l = "| Retry-Count | 0 |"
+		case strings.HasPrefix(l, "| Signature-Repeat-Count |"):
+			l = "| Signature-Repeat-Count | 0 |"
+		case strings.HasPrefix(l, "| Failure-Signature |"):
+			l = "| Failure-Signature | |"
+		case strings.HasPrefix(l, "| Halted |"):
+			l = "| Halted | false |"
+		case strings.HasPrefix(l, "| Status |"):
+			l = "| Status | pending |"
+		}
+		out = append(out, l)
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(out, "\n")), 0o644); err != nil {
+		s.t.Fatal(err)
+	}
+	os.Remove(filepath.Join(s.o.Dir, "no_auto_retry"))
+}
+
+// Over a simulated day, an agent that resets its counters during its loops
+// gets no more loops than an honest agent that always fails: the loop guard
+// restores what it changed and stops the run.
+func TestCounterResettingAgentGetsNoMoreLoops(t *testing.T) {
+	ok := procgroup.Result{}
+	same := func(s *sim, id, check string) procgroup.Result { return failed2("--- FAIL: TestServer\n    server_test.go:12: nil map") }
+	honest, cheat := newSim(t), newSim(t)
+	honest.agent, honest.verify = func(*sim, string, int) procgroup.Result { return ok }, same
+	cheat.agent, cheat.verify = func(s *sim, kind string, try int) procgroup.Result { s.resetCounters(); return ok }, same
+	honest.day(144)
+	exit3 := cheat.day(144)
+	t.Logf("honest: %d executions, %d auto-retry loops; resetting: %d executions, %d auto-retry loops, %d runs stopped",
+		len(honest.execs), len(honest.autos), len(cheat.execs), len(cheat.autos), exit3)
+	if len(cheat.autos) > len(honest.autos) || len(cheat.execs) > len(honest.execs) {
+		t.Errorf("the agent that resets its counters got %d auto-retry loops and %d executions; an honest one %d and %d",
+			len(cheat.autos), len(cheat.execs), len(honest.autos), len(honest.execs))
+	}
+}

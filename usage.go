@@ -24,6 +24,9 @@ type Usage struct {
 	AutoRetryLoops []time.Time // auto-retry loops the check started
 	Attempts       []Attempt   // failures recorded, oldest first
 	Halts          []Attempt   // issues halted on a signature, oldest first
+	// Answered holds, by issue, when a person last answered it (retry,
+	// fix, …): its own earlier failures no longer count against it.
+	Answered map[string]time.Time
 }
 
 // Exec is one execution of the loop command.
@@ -95,11 +98,12 @@ func (u Usage) nextSum(f func(Exec) float64, limit float64) time.Time {
 	return time.Time{}
 }
 
-// signatureFailures counts the failures with signature sig in the window.
-func (u Usage) signatureFailures(sig string) int {
+// failuresElsewhere counts the failures with signature sig of issues other
+// than id in the window.
+func (u Usage) failuresElsewhere(sig, id string) int {
 	n := 0
 	for _, a := range u.Attempts {
-		if sameSignature(a.Signature, sig) {
+		if a.IssueID != id && sameSignature(a.Signature, sig) {
 			n++
 		}
 	}
@@ -118,11 +122,11 @@ func (u Usage) haltedElsewhere(sig, id string) (string, bool) {
 }
 
 // issueSignatures returns the signatures of the failures recorded for id in
-// the window, oldest first.
+// the window since a person last answered it, oldest first.
 func (u Usage) issueSignatures(id string) []string {
 	var s []string
 	for _, a := range u.Attempts {
-		if a.IssueID == id {
+		if a.IssueID == id && a.At.After(u.Answered[id]) {
 			s = append(s, a.Signature)
 		}
 	}
@@ -163,6 +167,13 @@ func ReadUsage(dir string, now time.Time) (Usage, error) {
 		case EvAttempt:
 			if ev.Signature != "" {
 				u.Attempts = append(u.Attempts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature})
+			}
+		case EvUserResponse:
+			if ev.IssueID != "" {
+				if u.Answered == nil {
+					u.Answered = map[string]time.Time{}
+				}
+				u.Answered[ev.IssueID] = ev.Time
 			}
 		case EvEscalated:
 			if ev.Signature != "" { // a halt on a repeated failure

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 
 	"github.com/autoretry/orchestrator/config"
 	"github.com/autoretry/orchestrator/issuequeue"
@@ -48,7 +49,7 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 		}
 		kept := &tailBuffer{max: MaxKeptOutput}
 		res, err := r.exec(ctx, procgroup.Spec{
-			Command: chk.Command, Dir: filepath.Dir(absDir), Env: r.verifyEnv(absDir, rep.RunID, is.ID), Timeout: chk.Timeout, Grace: cfg.Loop.KillGrace,
+			Command: chk.Command, Dir: filepath.Dir(absDir), Env: r.verifyEnv(absDir, rep.RunID, rep.Loops, is.ID), Timeout: chk.Timeout, Grace: cfg.Loop.KillGrace,
 			Output:  io.MultiWriter(sw, kept),
 			LogPath: filepath.Join(issuequeue.Paths{Dir: absDir}.LoopLogs(), fmt.Sprintf("%s-%02d-verify-%s.log", rep.RunID, rep.Loops, is.ID)),
 		})
@@ -101,12 +102,12 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 	return vr, nil
 }
 
-func (r *Runner) verifyEnv(absDir, runID, id string) []string {
+func (r *Runner) verifyEnv(absDir, runID string, loop int, id string) []string {
 	env := append([]string(nil), r.Environ...)
 	if r.Environ == nil {
 		env = os.Environ()
 	}
-	return append(env, "ORCHESTRATOR_DIR="+absDir, "ORCHESTRATOR_RUN_ID="+runID, "ORCHESTRATOR_ISSUES="+id)
+	return append(env, "ORCHESTRATOR_DIR="+absDir, "ORCHESTRATOR_RUN_ID="+runID, "ORCHESTRATOR_LOOP="+strconv.Itoa(loop), "ORCHESTRATOR_ISSUES="+id)
 }
 
 // settle puts issues still in_progress with no verdict back to pending

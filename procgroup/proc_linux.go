@@ -288,3 +288,21 @@ func reap(pid int) {
 		}
 	}
 }
+
+// IsAncestor reports whether process ancestor is an ancestor of process pid
+// (its parent, its parent's parent, …). On Linux an orphan is re-parented to
+// its nearest child subreaper, so a runner that is one stays an ancestor of
+// every descendant of its commands, double-forked or not.
+func IsAncestor(ancestor, pid int) bool {
+	for range 1024 {
+		p, err := readStat(pid)
+		if err != nil || p.ppid <= 1 {
+			return false
+		}
+		if p.ppid == ancestor {
+			return true
+		}
+		pid = p.ppid
+	}
+	return false
+}

@@ -13,8 +13,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "abort",
-		summary: "stop the running 'orchestrator run'",
+		name:      "abort",
+		forPeople: true,
+		summary:   "stop the running 'orchestrator run'",
 		usage: `Usage: orchestrator abort [--dir DIR]
 
 Stops the run in progress, found through the run lock in DIR/.lock: it gets

@@ -9,8 +9,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "archive",
-		summary: "move old resolved and skipped issues to issue_archive.md",
+		name:      "archive",
+		forPeople: true,
+		summary:   "move old resolved and skipped issues to issue_archive.md",
 		usage: `Usage: orchestrator archive [--older-than 720h]
 
 Moves resolved and skipped issues created longer ago than --older-than

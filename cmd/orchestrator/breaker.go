@@ -8,8 +8,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "breaker",
-		summary: "reset the circuit breaker",
+		name:      "breaker",
+		forPeople: true,
+		summary:   "reset the circuit breaker",
 		usage: `Usage: orchestrator breaker reset [--dir DIR]
 
 The circuit breaker opens after [circuit_breaker] threshold failed loops in

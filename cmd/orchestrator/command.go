@@ -27,6 +27,10 @@ type command struct {
 	// longRunning commands (run, watch, demo) live for hours; the others
 	// read the state, maybe write it, and exit.
 	longRunning bool
+	// forPeople commands (human responses, pause, archive, …) are refused
+	// inside a loop of "orchestrator run": the agent must not answer its own
+	// escalations or lift a person's stop.
+	forPeople bool
 }
 
 // beforeCommand, when set (by main, never by tests that call Main), is
@@ -137,6 +141,13 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitUsage, err: err, hints: []string{hint}}
 	}
 	e.resolveDir()
+	if c.forPeople {
+		if why := e.inLoop(); why != "" {
+			return &exitError{code: exitUsage,
+				err:   fmt.Errorf("'orchestrator %s' is for people, not for the loop of a run (%s); nothing was changed", c.name, why),
+				hints: []string{"the loop records what it found with 'orchestrator add', 'fail' or 'resolve'; a person answers escalations between runs"}}
+		}
+	}
 	if beforeCommand != nil {
 		beforeCommand(c)
 	}

@@ -14,8 +14,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "init",
-		summary: "create .orchestrator/ from the commented example",
+		name:      "init",
+		forPeople: true,
+		summary:   "create .orchestrator/ from the commented example",
 		usage: `Usage: orchestrator init [--dir DIR]
 
 Creates the state directory (default .orchestrator) from the embedded example:

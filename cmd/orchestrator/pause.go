@@ -9,8 +9,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "pause",
-		summary: "stop every loop until 'orchestrator resume' (or for a while)",
+		name:      "pause",
+		forPeople: true,
+		summary:   "stop every loop until 'orchestrator resume' (or for a while)",
 		usage: `Usage: orchestrator pause [--for DURATION] [--dir DIR]
 
 Pauses every loop, regular and auto-retry: while paused, 'orchestrator run'
@@ -68,8 +69,9 @@ Examples:
 		},
 	})
 	register(&command{
-		name:    "resume",
-		summary: "lift a pause",
+		name:      "resume",
+		forPeople: true,
+		summary:   "lift a pause",
 		usage: `Usage: orchestrator resume [--dir DIR]
 
 Lifts 'orchestrator pause': loops run again from the next run or check.

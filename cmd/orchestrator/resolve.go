@@ -14,6 +14,10 @@ func init() {
 Sets the issue's Status to resolved. If it took auto-retries, prints the
 SUCCEEDED banner ("Issue fixed after N retry attempt(s).").
 
+Run by the loop of 'orchestrator run', resolve is a claim: an issue with a
+Verify check keeps its Status until the tool's own verification passes; one
+without is resolved and recorded as resolved by the loop, unverified.
+
 Examples:
     orchestrator resolve ISSUE-20261122-001
 `,
@@ -29,6 +33,9 @@ Examples:
 			o, err := e.engine("resolve")
 			if err != nil {
 				return err
+			}
+			if e.inLoop() != "" {
+				return o.ResolveFromLoop(ctx, args[0])
 			}
 			return o.Resolve(ctx, args[0])
 		},

@@ -8,8 +8,9 @@ import (
 
 func init() {
 	register(&command{
-		name:    "retry",
-		summary: "give an escalated or halted issue a fresh start",
+		name:      "retry",
+		forPeople: true,
+		summary:   "give an escalated or halted issue a fresh start",
 		usage: `Usage: orchestrator retry ID
 
 A person's answer to an escalation: the issue starts again from attempt 1
@@ -36,8 +37,9 @@ Examples:
 		},
 	})
 	register(&command{
-		name:    "skip",
-		summary: "give up on an issue",
+		name:      "skip",
+		forPeople: true,
+		summary:   "give up on an issue",
 		usage: `Usage: orchestrator skip ID [--reason R]
 
 Sets the issue's Status to skipped: it is never retried again. The reason is
@@ -65,8 +67,9 @@ Examples:
 		},
 	})
 	register(&command{
-		name:    "fix",
-		summary: "retry an issue with your instruction",
+		name:      "fix",
+		forPeople: true,
+		summary:   "retry an issue with your instruction",
 		usage: `Usage: orchestrator fix ID "instruction"
 
 A person's answer to an escalation with guidance: the instruction is stored in
