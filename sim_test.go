@@ -283,7 +283,9 @@ func (s *sim) resetCounters() {
 // restores what it changed and stops the run.
 func TestCounterResettingAgentGetsNoMoreLoops(t *testing.T) {
 	ok := procgroup.Result{}
-	same := func(s *sim, id, check string) procgroup.Result { return failed2("--- FAIL: TestServer\n    server_test.go:12: nil map") }
+	same := func(s *sim, id, check string) procgroup.Result {
+		return failed2("--- FAIL: TestServer\n    server_test.go:12: nil map")
+	}
 	honest, cheat := newSim(t), newSim(t)
 	honest.agent, honest.verify = func(*sim, string, int) procgroup.Result { return ok }, same
 	cheat.agent, cheat.verify = func(s *sim, kind string, try int) procgroup.Result { s.resetCounters(); return ok }, same
