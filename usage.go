@@ -27,6 +27,9 @@ type Usage struct {
 	// Answered holds, by issue, when a person last answered it (retry,
 	// fix, …): its own earlier failures no longer count against it.
 	Answered map[string]time.Time
+	// Claimed holds, by issue, the highest Retry-Count the check wrote
+	// since a person last answered the issue.
+	Claimed map[string]int
 }
 
 // Exec is one execution of the loop command.
@@ -174,7 +177,13 @@ func ReadUsage(dir string, now time.Time) (Usage, error) {
 					u.Answered = map[string]time.Time{}
 				}
 				u.Answered[ev.IssueID] = ev.Time
+				delete(u.Claimed, ev.IssueID)
 			}
+		case EvTriggered:
+			if u.Claimed == nil {
+				u.Claimed = map[string]int{}
+			}
+			u.Claimed[ev.IssueID] = max(u.Claimed[ev.IssueID], ev.Attempt)
 		case EvEscalated:
 			if ev.Signature != "" { // a halt on a repeated failure
 				u.Halts = append(u.Halts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature})
