@@ -15,7 +15,7 @@ import (
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
-// Event is one entry of the retry logs (seed 000): logs/retry.log for
+// Event is one entry of the retry logs: logs/retry.log for
 // people, logs/retry.jsonl for programs. Zero fields are left out.
 type Event struct {
 	Time          time.Time `json:"timestamp"`
@@ -109,7 +109,7 @@ func appendFile(path string, b []byte) error {
 	return werr
 }
 
-// textLine renders ev in seed 000's retry.log format:
+// textLine renders ev in retry.log format:
 //
 //	[2026-01-26T14:30:00Z] [RETRY] [ISSUE-…] attempt=1 status=failed type=verification_failed
 //	[2026-01-26T14:30:00Z] [RETRY] [ISSUE-…] error="2 tests failed"
@@ -192,8 +192,9 @@ func shortSig(s string) string {
 	return s
 }
 
-// Prune drops log entries older than the retention periods (seed 000: 7 days
-// for retry.log, 30 for retry.jsonl). Lines without a readable time are kept.
+// Prune drops log entries older than the retention periods ([logs]
+// text_retention and jsonl_retention). Lines without a readable time are
+// kept.
 func (l EventLog) Prune(now time.Time, text, jsonl time.Duration) error {
 	if err := pruneFile(l.paths().TextLog(), now.Add(-text), textTime); err != nil {
 		return err

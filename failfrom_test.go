@@ -70,7 +70,7 @@ func newTestOrchestrator(t *testing.T) *Orchestrator {
 		Stdout: io.Discard, NewSignature: func() (SignatureWriter, error) { return rules.NewDigest(), nil }}
 }
 
-// SPEC §5.1: a huge output is never held in memory; the signature is of all
+// A huge output is never held in memory; the signature is of all
 // of it; Failure Details keeps its end and says exactly how much was cut.
 func TestFailFromHugeOutput(t *testing.T) {
 	o := newTestOrchestrator(t)

@@ -15,7 +15,7 @@ import (
 )
 
 // HistoryHeader is the header row of history.csv: one row per loop,
-// append-only (seed 003).
+// append-only.
 var HistoryHeader = []string{
 	"run_id", "loop", "kind", "started_at", "finished_at", "duration_ms", "exit_code", "result",
 	"transient_retries", "issues", "resolved", "failed", "halted", "escalated", "total_auto_retries", "breaker",

@@ -125,7 +125,7 @@ type FailReport struct {
 	Status      string `json:"status"`
 }
 
-// Fail records a failure of issue id (SPEC §5 "Recording failures").
+// Fail records a failure of issue id.
 func (o *Orchestrator) Fail(ctx context.Context, id string, output []byte, failType string) (FailReport, error) {
 	return o.FailFrom(ctx, id, bytes.NewReader(output), failType)
 }

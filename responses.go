@@ -13,7 +13,7 @@ import (
 	"github.com/autoretry/orchestrator/templates"
 )
 
-// The human responses of seed 000: retry, skip, fix and (in the runner) abort.
+// The human responses to an escalation: retry, skip, fix and (in the runner) abort.
 
 // Retry gives an issue a fresh start: Retry-Count 0, not halted, repeat
 // count 0, pending.
@@ -36,7 +36,7 @@ func (o *Orchestrator) Skip(ctx context.Context, id, reason string) error {
 }
 
 // Fix stores a person's instruction for the retry context and then retries
-// the issue, as seed 000's "fix: <instruction>" does.
+// the issue, as "fix: <instruction>" does.
 func (o *Orchestrator) Fix(ctx context.Context, id, instruction string) error {
 	instruction = strings.TrimSpace(instruction)
 	if instruction == "" {

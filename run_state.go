@@ -43,7 +43,7 @@ func NewRunID(now time.Time, pid int) string {
 	return now.UTC().Format("20060102T150405Z") + "-" + strconv.Itoa(pid)
 }
 
-// Begin opens a run for an external driver (SPEC §4): it resets the
+// Begin opens a run for an external driver: it resets the
 // Auto-Retry State counters and the Run section, and keeps the circuit
 // breaker and auto_retry_enabled. It fails with a *statefile.BusyError while
 // an "orchestrator run" holds the run lock.
@@ -81,7 +81,7 @@ func ResetRun(id string, now time.Time) []issuequeue.Edit {
 	}
 }
 
-// RetryContext renders the retry context (seed 000) for the given issues, as
+// RetryContext renders the retry context for the given issues, as
 // an auto-retry loop receives it.
 func (o *Orchestrator) RetryContext(q *issuequeue.Queue, ids []string) ([]byte, error) {
 	data := templates.RetryContext{}

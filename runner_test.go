@@ -62,7 +62,7 @@ func failed(tail string) procgroup.Result { return procgroup.Result{ExitCode: 1,
 
 var succeeded = procgroup.Result{}
 
-// SPEC §6 step 3: transient failures run the loop again after backoff with
+// Transient failures run the loop again after backoff with
 // jitter (1 s, ×2, +10 % × the random number), honour a longer "retry after"
 // or "resets at" hint, give up after 3 tries (5 for rate limits), and use
 // no issue retry — all without waiting.
@@ -152,7 +152,7 @@ func (f *fakeRunner) state(t *testing.T) *issuequeue.State {
 	return st
 }
 
-// SPEC §5.1, §6 step 1: a verification's failure signature is of all its
+// A verification's failure signature is of all its
 // output, not only of the end that is kept: two failures that differ only in
 // their first line, megabytes before the end, are different failures.
 func TestVerifySignatureCoversAllOutput(t *testing.T) {

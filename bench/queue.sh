@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures the commands that load the issue queue against cp of the same file,
-# side by side in one run (SPEC §10):
+# side by side in one run:
 #
 #   lint, check, status on a 10,000-issue queue (about 7 MiB)  within 25x cp
 #   (the same on 20,000 issues is shown; its bar is the scaling below)

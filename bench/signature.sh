@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Measures "orchestrator signature" against coreutils' sha256sum on the same
-# 256 MiB of realistic test output, side by side in one run (SPEC §10):
+# 256 MiB of realistic test output, side by side in one run:
 #
 #   normalized signature  at least as fast as sha256sum   (ratio >= 1.0)
 #   --raw                 at least 3 times as fast         (ratio >= 3.0)

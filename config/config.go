@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-// Config holds every setting of SPEC §8. Use [Default] for a complete value;
+// Config holds every setting of config.toml. Use [Default] for a complete value;
 // a zero Config is not valid.
 type Config struct {
 	Loop           Loop
@@ -34,7 +34,7 @@ type Loop struct {
 	KillGrace time.Duration
 }
 
-// AutoRetry is the [auto_retry] section (003, 001).
+// AutoRetry is the [auto_retry] section.
 type AutoRetry struct {
 	GlobalCap        int // auto-retry loops per run
 	MaxRetries       int // per issue, for types without an entry in MaxRetriesByType
@@ -53,7 +53,7 @@ type Signature struct {
 }
 
 // Backoff is the [backoff] section: re-executing a loop after a transient
-// failure (002).
+// failure.
 type Backoff struct {
 	Base              time.Duration // delay before the second try
 	Factor            float64       // ≥ 1; each delay is the previous one times Factor
@@ -123,18 +123,18 @@ func matchAny(patterns []string, output []byte) (string, bool) {
 	return "", false
 }
 
-// CircuitBreaker is the [circuit_breaker] section (004).
+// CircuitBreaker is the [circuit_breaker] section.
 type CircuitBreaker struct {
 	Threshold int           // consecutive failed loops that open the breaker
 	Cooldown  time.Duration // how long it stays open before one half-open loop
 }
 
-// Stall is the [stall] section (004).
+// Stall is the [stall] section.
 type Stall struct {
 	Loops int // auto-retry loops in a row that resolved nothing
 }
 
-// Cascade is the [cascade] section (001): Threshold new failures (new
+// Cascade is the [cascade] section: Threshold new failures (new
 // issues, or failures of issues other than those being retried) within
 // Window loops stop the run.
 type Cascade struct {
@@ -142,7 +142,7 @@ type Cascade struct {
 	Window    int
 }
 
-// Tiers is the [tiers] section (004): how a retried issue escalates.
+// Tiers is the [tiers] section: how a retried issue escalates.
 type Tiers struct {
 	SameAgent       int    // retries with the same agent
 	FreshAgent      int    // then retries with a fresh agent
@@ -171,19 +171,19 @@ type Check struct {
 // DefaultCheckTimeout is the timeout of a [verify.NAME] check that sets none.
 const DefaultCheckTimeout = 5 * time.Minute
 
-// Logs is the [logs] section (000).
+// Logs is the [logs] section.
 type Logs struct {
 	TextRetention  time.Duration // logs/retry.log entries older than this are pruned
 	JSONLRetention time.Duration // logs/retry.jsonl entries older than this are pruned
 }
 
-// Metrics is the [metrics] section (002).
+// Metrics is the [metrics] section.
 type Metrics struct {
 	Textfile string // Prometheus text file to write; empty: none
 }
 
 // Default returns the configuration used when there is no config.toml. It
-// includes the per-type retry limits of SPEC §8 (build 1, test 3, review 2)
+// includes the per-type retry limits (build 1, test 3, review 2)
 // and no verification checks.
 func Default() *Config {
 	return &Config{

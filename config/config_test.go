@@ -38,9 +38,9 @@ func problems(t *testing.T, err error) []Problem {
 	return ce.Problems
 }
 
-// TestDefaultsAreSpec loads the configuration block of SPEC §8, which shows
+// TestDefaultsAreSpec loads the reference configuration block, which shows
 // every key with its default, and expects Default() except for the two
-// entries that the SPEC shows as an example (loop.command and [verify.build]).
+// entries that it shows as an example (loop.command and [verify.build]).
 func TestDefaultsAreSpec(t *testing.T) {
 	c, err := Load("testdata/spec.toml", nil)
 	if err != nil {
@@ -50,12 +50,12 @@ func TestDefaultsAreSpec(t *testing.T) {
 	want.Loop.Command = "./improve.sh"
 	want.Verification.Checks["build"] = Check{Name: "build", Command: "go build ./...", Timeout: 5 * time.Minute}
 	if !reflect.DeepEqual(c, want) {
-		t.Errorf("SPEC §8 block loads as\n%+v\nwant\n%+v", c, want)
+		t.Errorf("the reference block loads as\n%+v\nwant\n%+v", c, want)
 	}
 }
 
-// TestDefaultValues states each default of SPEC §8 independently of the
-// SPEC block above: setting a key to its SPEC default changes nothing, and
+// TestDefaultValues states each default independently of the reference
+// block above: setting a key to its documented default changes nothing, and
 // setting it to another value does change something (so Set is not a no-op).
 func TestDefaultValues(t *testing.T) {
 	tests := []struct{ key, spec, other string }{
@@ -365,7 +365,7 @@ func TestEnvOverrides(t *testing.T) {
 }
 
 // TestPrecedence sets loop.max_loops at all four levels and removes them
-// from the top: flag > environment > file > default (SPEC §8, seed 002).
+// from the top: flag > environment > file > default.
 func TestPrecedence(t *testing.T) {
 	tests := []struct {
 		file, env, flag bool
@@ -656,7 +656,7 @@ func TestCheckEnviron(t *testing.T) {
 		"ORCHESTRATOR_DIR=.orchestrator", "ORCHESTRATOR_NOW=2026-11-22T10:15:00Z",
 		"ORCHESTRATOR_RUN_ID=x", "ORCHESTRATOR_LOOP=2", "ORCHESTRATOR_LOOP_KIND=auto_retry",
 		"ORCHESTRATOR_ISSUES=ISSUE-20261122-001", "ORCHESTRATOR_RETRY_CONTEXT=/tmp/x",
-		"ORCHESTRATOR_RETRY_TIER=same_agent", "ORCHESTRATOR_MODEL=m",
+		"ORCHESTRATOR_RETRY_TIER=same_agent", "ORCHESTRATOR_MODEL=m", "ORCHESTRATOR_COST_FILE=/tmp/c",
 		"ORCHESTRATOR_SOMETHING_ELSE=1",
 		"ORCHESTRATOR_AUTO_RETRY_GLOBAL_CAP=20",
 		"ORCHESTRATOR_VERIFY_BUILD_TIMEOUT=1m",

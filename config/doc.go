@@ -1,5 +1,5 @@
 // Package config loads config.toml, the settings people write for orchestrator,
-// and applies the environment and command-line flags over it (SPEC §8).
+// and applies the environment and command-line flags over it.
 //
 // Precedence, highest first: flag > environment > file > defaults. [Load] and
 // [LoadOptional] read the file and then the environment; the command line then

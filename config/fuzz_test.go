@@ -11,7 +11,7 @@ import (
 )
 
 // FuzzLoad: no file content makes Load panic; a file either loads to a
-// Config that keeps every rule of SPEC §8, or gives a *Error whose every
+// Config that keeps every rule of the configuration, or gives a *Error whose every
 // problem names the file and a line inside it.
 func FuzzLoad(f *testing.F) {
 	seeds, err := filepath.Glob("testdata/*.toml")

@@ -78,7 +78,7 @@ var fixedSettings = []setting{
 	stringKey("metrics.textfile", nil, func(c *Config, s string) { c.Metrics.Textfile = s }),
 }
 
-// sections are the tables of the file, in the order of SPEC §8.
+// sections are the tables of the file, in the order of the documented reference.
 var sections = []string{"loop", "auto_retry", "signature", "backoff", "classify", "budget",
 	"circuit_breaker", "stall", "cascade", "tiers", "verify", "logs", "metrics"}
 

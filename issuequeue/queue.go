@@ -9,7 +9,7 @@ import (
 	"time"
 )
 
-// Status values (SPEC §3).
+// Status values.
 const (
 	StatusPending    = "pending"
 	StatusInProgress = "in_progress"
@@ -24,7 +24,7 @@ var Priorities = []string{"critical", "high", "medium", "low"}
 // Statuses lists every valid Status.
 var Statuses = []string{StatusPending, StatusInProgress, StatusResolved, StatusEscalated, StatusSkipped}
 
-// Field names as the tool writes them (SPEC §3); reading ignores case.
+// Field names as the tool writes them; reading ignores case.
 const (
 	FieldType                 = "Type"
 	FieldPriority             = "Priority"

@@ -7,7 +7,7 @@ import (
 )
 
 // TestRebase: edits computed against the file as it was read are re-applied
-// to the file as a person saved it meanwhile (SPEC §10).
+// to the file as a person saved it meanwhile.
 func TestRebase(t *testing.T) {
 	orig := string(readExample(t, "issue_queue.md"))
 	const id1, id2 = "ISSUE-20261122-001", "ISSUE-20261122-002"

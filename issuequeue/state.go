@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// Session state sections and fields (SPEC §4).
+// Session state sections and fields.
 const (
 	SectionAutoRetry = "Auto-Retry State"
 	SectionRun       = "Run"
@@ -130,7 +130,7 @@ func (st *State) load() {
 	st.LastRetryReason, _ = get(SectionAutoRetry, StateLastRetryReason)
 	st.AutoRetryEnabled = true
 	if v, r := get(SectionAutoRetry, StateAutoRetryEnabled); v != "" {
-		// Only true enables auto-retry (SPEC §4): a value that is neither
+		// Only true enables auto-retry: a value that is neither
 		// true nor false, which is also an error, disables it.
 		b, err := ParseBool(v)
 		if err != nil {

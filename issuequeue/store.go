@@ -97,8 +97,8 @@ func (p Paths) Load() (*Queue, *State, error) {
 	return ParseQueue(p.Queue(), qb), ParseState(p.State(), sb), nil
 }
 
-// StateTemplate is the session state a missing session_state.md starts from
-// (SPEC §4).
+// StateTemplate is the session state a missing session_state.md starts
+// from.
 const StateTemplate = `# Session State
 
 ## Auto-Retry State
@@ -131,7 +131,7 @@ const StateTemplate = `# Session State
 // QueueTemplate is what a missing issue_queue.md starts from.
 const QueueTemplate = "# Issue Queue\n"
 
-// DefaultLockWait is how long a command waits for the write lock (SPEC §10).
+// DefaultLockWait is how long a command waits for the write lock.
 const DefaultLockWait = 10 * time.Second
 
 // Store changes the state files of a directory safely: under the write

@@ -1,4 +1,4 @@
-// Package metrics derives the retry metrics of seed 002 §8 from history.csv
+// Package metrics derives the retry metrics (Prometheus names task_retry_*) from history.csv
 // and the retry log, and writes them in the Prometheus text format for
 // node_exporter's textfile collector.
 //
@@ -27,8 +27,8 @@ import (
 const Prefix = "orchestrator_"
 
 // Retry kinds, the "kind" label of the task_retry counters. An auto_retry
-// retry is an issue given another improvement loop (seed 003); a transient
-// retry is a loop run again after a transient failure (seed 002).
+// retry is an issue given another improvement loop; a transient
+// retry is a loop run again after a transient failure.
 const (
 	KindAutoRetry = "auto_retry"
 	KindTransient = "transient"

@@ -129,7 +129,7 @@ var want = map[string]float64{
 	`orchestrator_task_retry_delay_seconds_sum`:               3648.2,
 	`orchestrator_task_retry_delay_seconds_count`:             4,
 
-	// Durations 28 min (001), 38 min (002), 8 min (005), 10 days + 131 min (006).
+	// Durations 28 min, 38 min, 8 min (005), 10 days + 131 min (006).
 	`orchestrator_task_retry_duration_seconds_bucket{le="60"}`:     0,
 	`orchestrator_task_retry_duration_seconds_bucket{le="300"}`:    0,
 	`orchestrator_task_retry_duration_seconds_bucket{le="900"}`:    1,
@@ -186,7 +186,7 @@ func snapshotOf(t *testing.T, dir string) metrics.Snapshot {
 	return s
 }
 
-// TestWriteFileValues proves SPEC §8 [metrics] textfile: the seed 002
+// TestWriteFileValues proves the [metrics] textfile: the
 // counters and histograms, derived from history.csv, the retry log and the
 // queue, in a valid text exposition.
 func TestWriteFileValues(t *testing.T) {

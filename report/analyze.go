@@ -113,7 +113,7 @@ func (is *issue) resolutionTime() (time.Duration, bool) {
 	return is.Resolved.Sub(start), true
 }
 
-// result says how the issue ended, in seed 000's words, and its class.
+// result says how the issue ended, in words, and its class.
 func (is *issue) result() (string, string) {
 	switch is.Status {
 	case issuequeue.StatusResolved:
@@ -335,7 +335,7 @@ func historyFailures(qi *issuequeue.Issue) []failure {
 	return out
 }
 
-// summary is seed 000's retry summary over every issue.
+// summary is retry summary over every issue.
 type summary struct {
 	Total, FirstAttempt, Retried, RetrySuccess int
 	Escalated, Halted, Skipped, Open           int

@@ -43,10 +43,10 @@ func summaryRow(metric, value string) string {
 	return "<tr><td>" + template.HTMLEscapeString(metric) + `</td><td class="n">` + template.HTMLEscapeString(value) + "</td></tr>"
 }
 
-// TestFixture proves SPEC §2 analytics.html: from history.csv, the logs,
+// TestFixture proves analytics.html: from history.csv, the logs,
 // the queue and the archive, the page shows loops per run, outcome per
 // loop, retries per issue, repeat streaks, time to resolution,
-// first-attempt success, escalations and seed 000's retry summary, with
+// first-attempt success, escalations and retry summary, with
 // the figures of the fixture.
 func TestFixture(t *testing.T) {
 	in := load(t, fixtureDir(t))

@@ -31,7 +31,7 @@ func explain(t testing.TB, r *Rules, in string) string {
 	return b.String()
 }
 
-// TestRulesV1 pins every rule of SPEC §5.1, one line of real-looking output
+// TestRulesV1 pins every normalization rule, one line of real-looking output
 // each, and what the rules must keep.
 func TestRulesV1(t *testing.T) {
 	r := compile(t, "/home/ci/scratch")

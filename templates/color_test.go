@@ -11,7 +11,7 @@ func env(vars map[string]string) func(string) string {
 }
 
 // TestColorFor: colour only on a terminal, and never with NO_COLOR or
-// TERM=dumb (SPEC §7).
+// TERM=dumb.
 func TestColorFor(t *testing.T) {
 	r, w, err := os.Pipe()
 	if err != nil {

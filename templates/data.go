@@ -100,7 +100,7 @@ type Cap struct {
 }
 
 // Escalation is the data of the "escalation" template: the message asking a
-// person to decide about an issue automated recovery could not fix (000).
+// person to decide about an issue automated recovery could not fix.
 type Escalation struct {
 	Issue Issue
 	// Reason says why the issue is escalated: "exhausted" (Retry-Count
@@ -114,13 +114,13 @@ type Escalation struct {
 }
 
 // RetryContext is the data of the "retry_context" template: the feedback
-// given to the agent running an auto-retry loop (000), one block per issue.
+// given to the agent running an auto-retry loop, one block per issue.
 type RetryContext struct {
 	// Issues are the issues being retried, in order. RetryCount is the
 	// attempt the block is for, History and FailureDetails the earlier
 	// failures, FixInstruction a person's instruction.
 	Issues []Issue
-	// Tier is how the loop is run (004): "same_agent" (retry with the
+	// Tier is how the loop is run: "same_agent" (retry with the
 	// accumulated context), "fresh_agent" (a clean agent session) or
 	// "escalate_model" (a stronger model).
 	Tier  string
@@ -128,7 +128,7 @@ type RetryContext struct {
 }
 
 // RunSummary is the data of the "summary" template: the retry summary
-// printed at the end of a run (000).
+// printed at the end of a run.
 type RunSummary struct {
 	RunID string // e.g. "20261122T101500Z-4242"
 	// Issues is the number of issues the run touched (retried or verified).

@@ -8,15 +8,15 @@
 // Each template is a file NAME.tmpl embedded in the binary, executed with
 // one data type:
 //
-//	triggered      Triggered     the end-of-loop check starts an auto-retry loop (003);
+//	triggered      Triggered     the end-of-loop check starts an auto-retry loop;
 //	                             ends with "🔄 Auto-retry triggered for N critical issue(s)"
-//	succeeded      Succeeded     an issue that needed retries is resolved (003)
-//	exhausted      Exhausted     issues used all their retries and are escalated (003)
+//	succeeded      Succeeded     an issue that needed retries is resolved
+//	exhausted      Exhausted     issues used all their retries and are escalated
 //	halted         Halted        the same failure signature repeated too often
-//	cap            Cap           the run's global auto-retry cap is reached (003)
-//	escalation     Escalation    a person must decide about an issue (000)
-//	retry_context  RetryContext  the <retry_context> feedback for the agent (000)
-//	summary        RunSummary    the retry summary at the end of a run (000)
+//	cap            Cap           the run's global auto-retry cap is reached
+//	escalation     Escalation    a person must decide about an issue
+//	retry_context  RetryContext  the <retry_context> feedback for the agent
+//	summary        RunSummary    the retry summary at the end of a run
 //	issue          NewIssue      a new issue for issue_queue.md ("orchestrator add")
 //
 // # Overrides

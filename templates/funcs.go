@@ -11,7 +11,7 @@ import (
 	"unicode/utf8"
 )
 
-// ruleChar draws the banners' horizontal lines (003).
+// ruleChar draws the banners' horizontal lines.
 const ruleChar = "═"
 
 // colors are the names the color function accepts.

@@ -105,7 +105,7 @@ func TestFence(t *testing.T) {
 	}
 }
 
-// specIssue is the new-issue example of SPEC §3, word for word.
+// specIssue is the documented new-issue example, word for word.
 const specIssue = `## ISSUE-20261122-001
 
 | Field | Value |
@@ -151,7 +151,7 @@ func specNewIssue() NewIssue {
 
 func TestIssueMatchesSpec(t *testing.T) {
 	if got := render(t, &Set{}, "issue", specNewIssue()); got != specIssue {
-		t.Errorf("issue skeleton differs from SPEC §3:\n--- got:\n%s\n--- want:\n%s", got, specIssue)
+		t.Errorf("issue skeleton differs from the documented example:\n--- got:\n%s\n--- want:\n%s", got, specIssue)
 	}
 }
 

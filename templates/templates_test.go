@@ -63,7 +63,7 @@ func checkGolden(t *testing.T, file, got string) {
 	}
 }
 
-// TestSeedLines checks the lines SPEC §5 and seed 003 give word for word.
+// TestSeedLines checks the documented lines word for word.
 func TestSeedLines(t *testing.T) {
 	rule := strings.Repeat("═", 79) + "\n"
 	tests := []struct {
@@ -132,7 +132,7 @@ func TestSeedLines(t *testing.T) {
 	}
 }
 
-// TestCapExact: the cap message is exactly SPEC §5 step 4's two lines.
+// TestCapExact: the cap message is exactly its two documented lines.
 func TestCapExact(t *testing.T) {
 	got := render(t, &Set{}, "cap", Cap{GlobalCap: 15, TotalAutoRetries: 15})
 	want := "Max auto-retries (15) reached for this run\n⚠️ Auto-retry limit reached. Manual intervention required.\n"

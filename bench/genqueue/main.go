@@ -1,5 +1,5 @@
 // Command genqueue writes a realistic issue queue of any size for the queue
-// benchmarks (bench/queue.sh): every field of SPEC §3 with varied values,
+// benchmarks (bench/queue.sh): every field of an issue with varied values,
 // most issues resolved, a few pending auto-retry issues for the end-of-loop
 // check to retry or escalate, fenced failure output and attempt histories.
 // The same flags always give the same bytes.

@@ -13,7 +13,7 @@ import (
 )
 
 // The benchmarks below run the commands that load the queue in-process, on
-// generated state directories, for the bars of SPEC §10. bench/queue.sh
+// generated state directories, for the speed bars. bench/queue.sh
 // measures the same commands as whole processes side by side with cp; these
 // say where the time goes:
 //

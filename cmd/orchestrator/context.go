@@ -12,7 +12,7 @@ func init() {
 		summary: "print the retry context an agent gets for issues",
 		usage: `Usage: orchestrator context ID [ID…]
 
-Prints the retry context (seed 000's <retry_context> block) that an auto-retry
+Prints the retry context that an auto-retry
 loop receives in the file named by ORCHESTRATOR_RETRY_CONTEXT: for each issue
 its previous failures from Attempt History and Failure Details, a person's fix
 instruction as high-priority guidance, and "This is retry attempt N of M".

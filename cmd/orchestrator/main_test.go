@@ -19,7 +19,7 @@ func TestMain(m *testing.M) {
 }
 
 // TestScript runs the CLI as users do: one script per behaviour in
-// testdata/script, each naming the SPEC section it proves.
+// testdata/script, each stating the promise it proves.
 func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:           "testdata/script",

@@ -30,7 +30,7 @@ import (
 
 // These tests run the command line as real processes, for the promises
 // that only real processes can break: the run lock, signals, process
-// groups, concurrent writers and kill -9 (SPEC §6, §9, §10). The binary is
+// groups, concurrent writers and kill -9. The binary is
 // the test binary itself, reached through a link named "orchestrator":
 // TestMain hands it to testscript.Main, which runs Main when the base name
 // of argv[0] is "orchestrator".
@@ -452,7 +452,7 @@ func testContext(t *testing.T, d time.Duration) context.Context {
 
 const emptyQueue = "# Issue Queue\n"
 
-// TestProcessConcurrentRuns proves SPEC §6 and §9: a second run while one
+// TestProcessConcurrentRuns proves: a second run while one
 // holds the lock exits 4 at once, names the holder's pid and start time,
 // runs nothing and writes nothing; the first run is not disturbed.
 func TestProcessConcurrentRuns(t *testing.T) {
@@ -571,7 +571,7 @@ func writeFifo(ctx context.Context, t *testing.T, path, data string) {
 	}
 }
 
-// TestProcessStopRun proves SPEC §6 (abort and signals): SIGTERM to a run,
+// TestProcessStopRun proves: SIGTERM to a run,
 // or orchestrator abort from another process, during an auto-retry loop
 // ends the loop's whole process group, puts the issue being retried back to
 // pending, records the outcome "aborted" and exits 3.
@@ -639,7 +639,7 @@ wait
 	}
 }
 
-// TestProcessStopBetweenLoops proves SPEC §6 (abort) for a SIGTERM that
+// TestProcessStopBetweenLoops proves abort for a SIGTERM that
 // arrives after an auto-retry loop has ended and before the next one
 // starts, while the run records the loop: the run starts no further loop
 // and uses no further retry, the issue is pending, the outcome "aborted"
@@ -746,7 +746,7 @@ func waitLockWaiter(ctx context.Context, t *testing.T, path string) {
 	}
 }
 
-// TestProcessNoGrandchildSurvives proves SPEC §6 "no grandchild survives":
+// TestProcessNoGrandchildSurvives proves:
 // not one that left the loop's process group with setsid, whether the loop
 // ends on its own or by its timeout, and not one that also ignores SIGTERM:
 // that one gets SIGKILL after the 10 s grace. Each grandchild's death is
@@ -823,7 +823,7 @@ echo "grandchild $pid $$"
 }
 
 // queueOf returns an issue queue with the given issues, each laid out as in
-// SPEC §3, after a preamble.
+// the queue format, after a preamble.
 func queueOf(preamble string, ids []string) string {
 	var b strings.Builder
 	b.WriteString("# Issue Queue\n\n" + preamble)
@@ -865,7 +865,7 @@ func issueIDs(n int) []string {
 	return ids
 }
 
-// TestProcessEightWriters proves SPEC §10: eight processes recording
+// TestProcessEightWriters proves: eight processes recording
 // failures on eight different issues at once lose nothing. Each issue gets
 // ten failures, two of each of five different outputs, so that every row,
 // signature and counter of every issue is known.
@@ -992,7 +992,7 @@ func TestProcessEightWriters(t *testing.T) {
 	t.Logf("%d failures recorded by 8 processes in %v", len(ids)*attempts, elapsed)
 }
 
-// TestProcessEditorSaveNotLost proves SPEC §10: a person's save that
+// TestProcessEditorSaveNotLost proves: a person's save that
 // lands while commands are writing is not lost, and neither are the
 // commands' changes.
 //
@@ -1268,7 +1268,7 @@ func rowsOf(src []byte) map[string]int {
 	return rows
 }
 
-// TestProcessKillMidWrite proves SPEC §10: a kill -9 at any instant of a
+// TestProcessKillMidWrite proves: a kill -9 at any instant of a
 // real command leaves the queue either as it was or as the command would
 // have left it, byte for byte, never torn. The queue is about 5 MB so that
 // writing it takes time. What the command would have left is computed by
@@ -1405,7 +1405,7 @@ func bigQueue(size int) string {
 	return b.String()
 }
 
-// TestProcessBreakerAcrossRuns proves SPEC §6 step 4: the circuit breaker
+// TestProcessBreakerAcrossRuns proves: the circuit breaker
 // counts failed loops across runs, opens at the third, keeps the next run
 // from running the loop at all while it cools down, and after the cooldown
 // lets one trial loop close it.

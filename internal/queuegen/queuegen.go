@@ -1,9 +1,9 @@
 // Package queuegen generates realistic, deterministic state directories —
 // issue_queue.md and session_state.md — of any size, for the benchmarks of
-// the commands that load them (SPEC §10).
+// the commands that load them.
 //
 // A generated queue looks like one a long-lived loop has built up: every
-// field of SPEC §3 with varied values, most issues resolved, some skipped or
+// field of an issue with varied values, most issues resolved, some skipped or
 // escalated (a few of them halted after the same failure three times), a
 // backlog of pending issues that are not auto-retried, and a few pending
 // auto-retry issues that the end-of-loop check retries or escalates. Failure
@@ -261,7 +261,7 @@ func (g *gen) write(is *issue) {
 		b.WriteString(" |\n")
 	}
 	// A person filing an issue by hand writes the fields that matter and
-	// leaves the rest to their defaults (SPEC §3).
+	// leaves the rest to their defaults.
 	byHand := is.source == "user" && !is.autoRetry && is.attempts == 0
 	row("Type", is.typ)
 	row("Priority", is.prio)

@@ -11,7 +11,7 @@ import (
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
-// The benchmarks of SPEC §10 are only as good as their data: a 10,000-issue
+// The speed benchmarks are only as good as their data: a 10,000-issue
 // queue of about 7 MiB that lints clean, uses every field and status, and
 // on which the end-of-loop check retries and escalates only the few issues
 // the generator says.
