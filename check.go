@@ -3,6 +3,8 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -225,20 +227,34 @@ func (o *Orchestrator) Check(ctx context.Context) (CheckReport, error) {
 
 func (o *Orchestrator) check(ctx context.Context, rc runCheck) (CheckReport, error) {
 	var rep CheckReport
-	if !rc.run {
-		if err := o.keepClaimedCounts(ctx); err != nil {
-			return rep, err
-		}
-	}
 	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
 		in, err := o.inputs(q, st)
 		if err != nil {
 			return issuequeue.Change{}, err
 		}
 		in.Run, in.RunLoops = rc.run, rc.loops
+		var kept map[string]string
+		if !rc.run {
+			kept = keepClaimedCounts(q, in.Usage)
+		}
 		d := Decide(in)
 		rep = o.checkReport(d)
-		return issuequeue.Change{Queue: d.QueueEdits, State: d.StateEdits, After: func() error { return o.announceCheck(d, st) }}, nil
+		var edits []issuequeue.Edit
+		for id := range kept {
+			if !slices.ContainsFunc(d.Triggered, func(is *issuequeue.Issue) bool { return is.ID == id }) {
+				edits = append(edits, issuequeue.SetField(id, issuequeue.FieldRetryCount, strconv.Itoa(q.Issue(id).RetryCount)))
+			}
+		}
+		edits = append(edits, d.QueueEdits...)
+		return issuequeue.Change{Queue: edits, State: d.StateEdits, After: func() error {
+			for _, id := range slices.Sorted(maps.Keys(kept)) {
+				fmt.Fprintf(o.Stdout, "guard: %s (a person resets it with 'orchestrator retry ID')\n", kept[id])
+				if err := o.log().Record(Event{Time: o.now(), Event: EvGuard, RunID: st.RunID, Code: CodeGuard, Reason: kept[id]}); err != nil {
+					return err
+				}
+			}
+			return o.announceCheck(d, st)
+		}}, nil
 	})
 	return rep, err
 }
@@ -246,33 +262,19 @@ func (o *Orchestrator) check(ctx context.Context, rc runCheck) (CheckReport, err
 // keepClaimedCounts is the loop guard of a driver's loop (begin, then
 // check after each loop the driver runs itself): the agent runs between
 // the tool's commands, so a Retry-Count below the one the check last wrote,
-// with no person's answer to the issue since, was lowered by the loop. It
-// keeps the count the check wrote, and says so.
-func (o *Orchestrator) keepClaimedCounts(ctx context.Context) error {
-	return o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
-		u, err := ReadUsage(o.Dir, o.now())
-		if err != nil {
-			return issuequeue.Change{}, fmt.Errorf("reading the event log: %w", err)
+// with no person's answer to the issue since, was lowered by the loop. The
+// issue keeps the count the check wrote (in q, for the decision; the caller
+// writes it); the returned map says so, by issue.
+func keepClaimedCounts(q *issuequeue.Queue, u Usage) map[string]string {
+	kept := map[string]string{}
+	for _, is := range q.Issues {
+		if n := u.Claimed[is.ID]; is.RetryCount < n {
+			kept[is.ID] = fmt.Sprintf("%s: Retry-Count %d is below the %d the check wrote, and no person answered the issue since: kept at %d",
+				is.ID, is.RetryCount, n, n)
+			is.RetryCount = n
 		}
-		var edits []issuequeue.Edit
-		var what []string
-		for _, is := range q.Issues {
-			if n := u.Claimed[is.ID]; is.RetryCount < n {
-				edits = append(edits, issuequeue.SetField(is.ID, issuequeue.FieldRetryCount, strconv.Itoa(n)))
-				what = append(what, fmt.Sprintf("%s: Retry-Count %d is below the %d the check wrote, and no person answered the issue since: kept at %d",
-					is.ID, is.RetryCount, n, n))
-			}
-		}
-		return issuequeue.Change{Queue: edits, After: func() error {
-			for _, w := range what {
-				fmt.Fprintf(o.Stdout, "guard: %s (a person resets it with 'orchestrator retry ID')\n", w)
-				if err := o.log().Record(Event{Time: o.now(), Event: EvGuard, RunID: st.RunID, Code: CodeGuard, Reason: w}); err != nil {
-					return err
-				}
-			}
-			return nil
-		}}, nil
-	})
+	}
+	return kept
 }
 
 // inputs gathers what a decision depends on besides the two files.
