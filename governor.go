@@ -36,7 +36,7 @@ const (
 	CodePermanentError   Code = "permanent_error"    // the loop failed in a way retrying cannot fix
 	CodeGuard            Code = "guard"              // a loop changed what the limits depend on
 	CodeAborted          Code = "aborted"            // orchestrator abort, SIGINT or SIGTERM
-	CodeEscalated        Code = "escalated"          // issues wait for a person (halted or out of retries)
+	CodeLoopFailed       Code = "loop_failed"        // the run ended and its last loop's command had failed
 )
 
 // Reason codes of halted or escalated issues.

@@ -405,6 +405,16 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 				return &StopError{Code: code, Reason: fmt.Sprintf("nothing left to retry, but a person is needed for %s (halted or out of retries)", strings.Join(gaveUp, ", ")),
 					Hint: "answer with 'orchestrator retry ID', 'orchestrator fix ID \"…\"' or 'orchestrator skip ID'"}
 			}
+			if result == ResultFailed || result == ResultTimeout {
+				// The run is over and its last loop's command failed: an
+				// agent that crashes every time must not look fine to cron.
+				how := fmt.Sprintf("exited with status %d", res.ExitCode)
+				if result == ResultTimeout {
+					how = "timed out after " + cfg.Loop.Timeout.String()
+				}
+				return &StopError{Code: CodeLoopFailed, Reason: fmt.Sprintf("the loop command failed in loop %d (%s)", loop, how),
+					Hint: "look at its output in " + o.paths().LoopLogs() + "; " + strconv.Itoa(cfg.CircuitBreaker.Threshold) + " failed loops in a row open the circuit breaker"}
+			}
 			return nil
 		case CheckHuman:
 			return stopFor(d.Stop)

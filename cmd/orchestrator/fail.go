@@ -93,8 +93,15 @@ func runFail(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if rep.Halted {
-		return withCode(exitSafeguard, fmt.Errorf("%s halted: the same failure %d times in a row", rep.ID, rep.RepeatCount),
-			"a person is needed: 'orchestrator fix "+rep.ID+" \"…\"', 'orchestrator retry "+rep.ID+"' or 'orchestrator skip "+rep.ID+"'")
+		why := fmt.Sprintf("the same failure %d times in a row", rep.RepeatCount)
+		switch rep.Code {
+		case orchestrator.CodeRepeatedAcross:
+			why = "the same failure as under other issues"
+		case orchestrator.CodeOscillation:
+			why = "its last 4 attempts alternate between two failures"
+		}
+		return &orchestrator.StopError{Code: rep.Code, Reason: fmt.Sprintf("%s halted: %s", rep.ID, why),
+			Hint: "a person is needed: 'orchestrator fix " + rep.ID + " \"…\"', 'orchestrator retry " + rep.ID + "' or 'orchestrator skip " + rep.ID + "'"}
 	}
 	return nil
 }

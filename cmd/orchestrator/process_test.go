@@ -1408,7 +1408,8 @@ func bigQueue(size int) string {
 // TestProcessBreakerAcrossRuns proves: the circuit breaker
 // counts failed loops across runs, opens at the third, keeps the next run
 // from running the loop at all while it cools down, and after the cooldown
-// lets one trial loop close it.
+// lets one trial loop close it. Each run whose loop failed says so with
+// exit 3 (loop_failed) before the breaker opens, so that cron mails it.
 func TestProcessBreakerAcrossRuns(t *testing.T) {
 	ctx := testContext(t, 30*time.Second)
 	c := newCLI(t)
@@ -1434,8 +1435,8 @@ func TestProcessBreakerAcrossRuns(t *testing.T) {
 			t.Fatalf("run %d: the loop ran %d times in all, want %d", i, got, want)
 		}
 		if i < 3 {
-			if r.code == 3 || r.code == 4 {
-				t.Fatalf("run %d: exit %d before the breaker opened\n%s", i, r.code, r.stderr)
+			if r.code != 3 || !strings.Contains(r.stderr, "stopped (loop_failed): the loop command failed in loop 1 (exited with status 1)") {
+				t.Fatalf("run %d: exit %d before the breaker opened, want 3 with loop_failed\n%s", i, r.code, r.stderr)
 			}
 			if st.Breaker != issuequeue.BreakerClosed {
 				t.Fatalf("run %d: breaker %q, want closed", i, st.Breaker)
