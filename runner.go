@@ -329,6 +329,9 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 			return r.abortLoop(rep, lr)
 		}
 		if err != nil {
+			if _, _, serr := r.settle(ctx); serr != nil {
+				return errors.Join(err, serr)
+			}
 			return err
 		}
 		lr.Resolved, lr.Failed, lr.Halted = vr.resolved, vr.failed, vr.halted

@@ -59,6 +59,11 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 		if res.Canceled || ctx.Err() != nil {
 			return vr, errAborted // no verdict: the issue goes back to pending
 		}
+		if res.ExitCode == 126 || res.ExitCode == 127 {
+			// The check cannot run at all: that is the configuration's
+			// fault, not a failure of the issue.
+			return vr, &VerifyCommandError{Check: chk.Name, Command: chk.Command, ExitCode: res.ExitCode, Issue: is.ID}
+		}
 		r.stats.attempts[is.ID]++
 		if res.ExitCode == 0 && !res.TimedOut {
 			if err := o.Resolve(context.WithoutCancel(ctx), is.ID); err != nil {
@@ -126,4 +131,20 @@ func (r *Runner) settle(ctx context.Context) (*issuequeue.Queue, *issuequeue.Sta
 		return issuequeue.Change{Queue: edits}, nil
 	})
 	return q, st, err
+}
+
+// VerifyCommandError is a verification command that cannot run (exit status
+// 126: not executable, 127: not found): a configuration error, not a failure
+// of the issue it verifies.
+type VerifyCommandError struct {
+	Check, Command, Issue string
+	ExitCode              int
+}
+
+func (e *VerifyCommandError) Error() string {
+	why := "was not found (exit status 127)"
+	if e.ExitCode == 126 {
+		why = "could not be executed (exit status 126)"
+	}
+	return fmt.Sprintf("the verification command of [verify.%s] %s: %s; %s was not counted as failing and is pending again", e.Check, why, e.Command, e.Issue)
 }
