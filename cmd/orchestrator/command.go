@@ -116,6 +116,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(
 }
 
 func dispatch(ctx context.Context, e *env, args []string) error {
+	if len(args) == 1 && (args[0] == "--version" || args[0] == "-v" || args[0] == "-version") {
+		args = []string{"version"}
+	}
 	fs := flag.NewFlagSet("orchestrator", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	e.globalFlags(fs)

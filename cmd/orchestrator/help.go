@@ -4,10 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"runtime"
 	"runtime/debug"
 	"strings"
 
 	"github.com/autoretry/orchestrator/internal/suggest"
+	"github.com/autoretry/orchestrator/signature"
 )
 
 // commandGroups orders "orchestrator help": the main job first, then what
@@ -83,9 +85,12 @@ Examples:
 	register(&command{
 		name:    "version",
 		summary: "print the version",
-		usage: `Usage: orchestrator version
+		usage: `Usage: orchestrator version     (also: orchestrator --version, -v)
 
-Prints the module version of this build and the failure-signature rule set.
+Prints the version of this build, the commit it was built from, the Go
+version, and the failure-signature rule set. A release build sets the
+version with -ldflags "-X main.version=v1.2.3"; a 'go install …@v1.2.3'
+build reads it from the module.
 `,
 		run: runVersion,
 	})
@@ -112,14 +117,35 @@ func runHelp(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
+// version is set by release builds: -ldflags "-X main.version=v1.2.3".
+var version = ""
+
 func runVersion(ctx context.Context, e *env, args []string) error {
 	if _, err := e.parseFlags(commands["version"], flag.NewFlagSet("version", flag.ContinueOnError), args); err != nil {
 		return err
 	}
-	v := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		v = bi.Main.Version
+	v, commit, goVersion := version, "unknown", runtime.Version()
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		if v == "" && bi.Main.Version != "" {
+			v = bi.Main.Version
+		}
+		for _, st := range bi.Settings {
+			switch st.Key {
+			case "vcs.revision":
+				commit = st.Value
+				if len(commit) > 12 {
+					commit = commit[:12]
+				}
+			case "vcs.modified":
+				if st.Value == "true" {
+					commit += "+dirty"
+				}
+			}
+		}
 	}
-	fmt.Fprintf(e.stdout, "orchestrator %s\n", v)
+	if v == "" {
+		v = "(devel)"
+	}
+	fmt.Fprintf(e.stdout, "orchestrator %s\ncommit %s\n%s\nsignature rules %s\n", v, commit, goVersion, signature.V1)
 	return nil
 }
