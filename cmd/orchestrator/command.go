@@ -8,7 +8,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"sort"
+	"strings"
 	"syscall"
 
 	"github.com/autoretry/orchestrator/config"
@@ -144,6 +146,9 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 		return &exitError{code: exitUsage, err: err, hints: []string{hint}}
 	}
 	e.resolveDir()
+	if c.name != "init" && c.name != "demo" {
+		e.findDirUpward()
+	}
 	if c.forPeople {
 		if why := e.inLoop(); why != "" {
 			return &exitError{code: exitUsage,
@@ -175,6 +180,30 @@ func (e *env) resolveDir() {
 	e.dir, e.defaultDir = ".orchestrator", ".orchestrator"
 }
 
+// findDirUpward makes the default state directory the nearest .orchestrator
+// in the working directory or one of its parents, as git finds .git, so
+// that commands work from a subdirectory of the project.
+func (e *env) findDirUpward() {
+	if e.dirFlagged {
+		return
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if fi, err := os.Stat(filepath.Join(d, ".orchestrator")); err == nil && fi.IsDir() {
+			if d != wd {
+				e.dir, e.dirFlagged = filepath.Join(d, ".orchestrator"), true
+			}
+			return
+		}
+		if filepath.Dir(d) == d {
+			return
+		}
+	}
+}
+
 // parseFlags parses a command's flags, allowing flags after positional
 // arguments ("fail ID --output out.txt"), as people type them. "-h" prints
 // the command's help and ends it with exit 0.
@@ -187,6 +216,14 @@ func (e *env) parseFlags(c *command, fs *flag.FlagSet, args []string) ([]string,
 			if errors.Is(err, flag.ErrHelp) {
 				fmt.Fprint(e.stdout, c.usage)
 				return nil, silentExit(exitOK)
+			}
+			if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
+				var names []string
+				fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+				if near := suggest.Nearest(strings.TrimLeft(name, "-"), names); near != "" {
+					return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: unknown flag %s", c.name, name),
+						hints: []string{"did you mean --" + near + "?"}}
+				}
 			}
 			return nil, usageErr(c, "%s: %v", c.name, err)
 		}
