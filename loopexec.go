@@ -222,3 +222,59 @@ func (r *Runner) loopCost(tail []byte, costPath string) float64 {
 	}
 	return c
 }
+
+// LoopCommandError is a [loop] command whose program cannot be run: the
+// configuration's fault, found before the first loop.
+type LoopCommandError struct {
+	Program string
+	Why     string
+}
+
+func (e *LoopCommandError) Error() string { return e.Program + ": " + e.Why }
+
+// shellBuiltins are the words sh runs itself: there is no file to find.
+var shellBuiltins = map[string]bool{"echo": true, "printf": true, "true": true, "false": true, ":": true, "exit": true,
+	"cd": true, "test": true, "[": true, "exec": true, "set": true, "export": true, "eval": true, ".": true}
+
+// CheckLoopCommand checks, before the first loop, that the program the loop
+// command starts exists and can be executed, looked up as sh would from the
+// workspace directory. It checks the first word only, and only when it is a
+// plain word: a command using the shell's syntax there is left to the shell.
+func CheckLoopCommand(command, workspace string, getenv func(string) string) error {
+	fields := strings.Fields(command)
+	if len(fields) == 0 {
+		return nil
+	}
+	prog := fields[0]
+	if shellBuiltins[prog] || strings.ContainsAny(prog, "$`'\"\\;&|<>(){}=*?[~") {
+		return nil
+	}
+	if strings.Contains(prog, "/") {
+		path := prog
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(workspace, path)
+		}
+		fi, err := os.Stat(path)
+		switch {
+		case err != nil:
+			return &LoopCommandError{Program: prog, Why: "not found (looked in " + workspace + ")"}
+		case fi.IsDir():
+			return &LoopCommandError{Program: prog, Why: "is a directory"}
+		case fi.Mode().Perm()&0o111 == 0:
+			return &LoopCommandError{Program: prog, Why: "is not executable (chmod +x " + prog + ")"}
+		}
+		return nil
+	}
+	for _, dir := range filepath.SplitList(getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(workspace, dir)
+		}
+		if fi, err := os.Stat(filepath.Join(dir, prog)); err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0 {
+			return nil
+		}
+	}
+	return &LoopCommandError{Program: prog, Why: "not found in PATH"}
+}

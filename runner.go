@@ -7,6 +7,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -249,6 +250,27 @@ func (r *Runner) Run(ctx context.Context) (RunReport, error) {
 		runErr = werr
 	}
 	return rep, runErr
+}
+
+// CheckCommand checks the loop command's program before anything runs (see
+// CheckLoopCommand), in the environment the loop gets.
+func (r *Runner) CheckCommand() error {
+	abs, err := filepath.Abs(r.O.Dir)
+	if err != nil {
+		return err
+	}
+	getenv := os.Getenv
+	if r.Environ != nil {
+		getenv = func(k string) string {
+			for _, kv := range r.Environ {
+				if v, ok := strings.CutPrefix(kv, k+"="); ok {
+					return v
+				}
+			}
+			return ""
+		}
+	}
+	return CheckLoopCommand(r.O.Config.Loop.Command, filepath.Dir(abs), getenv)
 }
 
 // loops runs the regular loop and the auto-retry loops.

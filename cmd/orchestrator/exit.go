@@ -86,6 +86,10 @@ func classify(err error) (int, []string) {
 	if errors.As(err, &ce) {
 		return exitUsage, []string{"fix the configuration; the config.toml that 'orchestrator init' writes explains every key"}
 	}
+	var lc *orchestrator.LoopCommandError
+	if errors.As(err, &lc) {
+		return exitUsage, []string{"set [loop] command in config.toml to the script that runs one loop (run in the directory that holds the state directory)"}
+	}
 	var vc *orchestrator.VerifyCommandError
 	if errors.As(err, &vc) {
 		return exitUsage, []string{"fix [verify." + vc.Check + "] command in config.toml (the program must exist and be executable in the directory that holds the state directory)"}

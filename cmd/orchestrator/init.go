@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 
 	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 func init() {
@@ -17,18 +18,23 @@ func init() {
 		name:      "init",
 		forPeople: true,
 		summary:   "create .orchestrator/ from the commented example",
-		usage: `Usage: orchestrator init [--dir DIR]
+		usage: `Usage: orchestrator init [--example] [--dir DIR]
 
-Creates the state directory (default .orchestrator) from the embedded example:
-config.toml with every setting explained, issue_queue.md with two example
-issues, and session_state.md. Refuses (exit 2) if the directory exists, so it
-never overwrites anything.
+Creates the state directory (default .orchestrator): config.toml with every
+setting explained, an empty issue_queue.md, session_state.md, and a
+.gitignore for what should not be committed (the lock, logs, the report).
+Refuses (exit 2) if the directory exists, so it never overwrites anything.
 
 Then edit config.toml: set [loop] command to the script that runs one loop.
+'orchestrator run' checks that it exists before the first loop.
+
+Flags:
+    --example   also file the demo's two example issues in issue_queue.md
 
 Examples:
     orchestrator init
     orchestrator init --dir ci/.orchestrator
+    orchestrator init --example && orchestrator status
 `,
 		run: runInit,
 	})
@@ -36,7 +42,9 @@ Examples:
 
 func runInit(ctx context.Context, e *env, args []string) error {
 	c := commands["init"]
-	if _, err := e.parseFlags(c, flag.NewFlagSet("init", flag.ContinueOnError), args); err != nil {
+	fs := flag.NewFlagSet("init", flag.ContinueOnError)
+	example := fs.Bool("example", false, "")
+	if _, err := e.parseFlags(c, fs, args); err != nil {
 		return err
 	}
 	if _, err := os.Lstat(e.dir); err == nil {
@@ -46,10 +54,37 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	if err := copyExample(e.dir); err != nil {
 		return err
 	}
+	if !*example {
+		if err := os.WriteFile(filepath.Join(e.dir, issuequeue.QueueFile), []byte(newProjectQueue), 0o644); err != nil {
+			return err
+		}
+	}
+	if err := os.WriteFile(filepath.Join(e.dir, ".gitignore"), []byte(stateGitignore), 0o644); err != nil {
+		return err
+	}
 	fmt.Fprintf(e.stdout, "created %s\n", e.dir)
 	fmt.Fprintf(e.stdout, "next: set [loop] command in %s, then run 'orchestrator status'\n", filepath.Join(e.dir, "config.toml"))
 	return nil
 }
+
+// newProjectQueue is the issue_queue.md of a new project.
+const newProjectQueue = `# Issue Queue
+
+Issues are filed here by the loop's QA step ('orchestrator add'), by
+'orchestrator fail', or by hand: a heading "## ISSUE-YYYYMMDD-NNN" followed by
+a two-column field table. 'orchestrator lint' checks what you write.
+`
+
+// stateGitignore keeps out of git what the tool rewrites on every run; the
+// queue, the session state and the configuration are worth committing.
+const stateGitignore = `# Written by orchestrator on every run: not worth committing.
+.lock
+.lock.write
+logs/
+analytics.html
+*.rejected
+.*.tmp-*
+`
 
 // copyExample writes the embedded example state directory to dir, which must
 // not exist.

@@ -84,6 +84,11 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		o.Stdout = e.stderr
 	}
 	r := &orchestrator.Runner{O: o, Terminal: out, Stderr: e.stderr, AfterLoop: e.metricsHook()}
+	if cfg.Loop.Command != "" {
+		if err := r.CheckCommand(); err != nil {
+			return err
+		}
+	}
 	if *dry {
 		return r.DryRun(out)
 	}
