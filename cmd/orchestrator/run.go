@@ -3,10 +3,13 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
+	"io"
 	"strconv"
 
 	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/statefile"
 )
 
 func init() {
@@ -14,7 +17,7 @@ func init() {
 		name:        "run",
 		longRunning: true,
 		summary:     "the main job: run the loop, retry critical issues, stop runaways",
-		usage: `Usage: orchestrator run [--max-loops N] [--dry-run] [--json] [--dir DIR]
+		usage: `Usage: orchestrator run [--max-loops N] [--dry-run] [--json] [--quiet] [--dir DIR]
 
 The main job, for cron. Opens a run, runs [loop] command (sh -c, in the
 directory that holds the state directory, in its own process group, with
@@ -43,9 +46,13 @@ Flags:
     --max-loops N   at most N loops in this run (default [loop] max_loops, 16)
     --dry-run       say what would happen; run and write nothing
     --json          print one JSON object at the end; loop output goes to stderr
+    --quiet         print nothing unless a person is needed (exit 3) or an
+                    error occurs: for cron, which mails whatever a job
+                    prints. A pause, a rate-limit window or a busy lock
+                    print nothing either. Loop output is in logs/loops/.
 
 Examples:
-    */30 * * * * cd ~/proj && orchestrator run >> ~/proj/.orchestrator/cron.log 2>&1
+    */10 * * * * cd /home/me/proj && /home/me/go/bin/orchestrator run --quiet
     orchestrator run --dry-run
 `,
 		run: runRun,
@@ -58,6 +65,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	maxLoops := fs.Int("max-loops", 0, "")
 	dry := fs.Bool("dry-run", false, "")
 	asJSON := fs.Bool("json", false, "")
+	quiet := fs.Bool("quiet", false, "")
 	args, err := e.parseFlags(c, fs, args)
 	if err != nil {
 		return err
@@ -83,7 +91,16 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		out = e.stderr
 		o.Stdout = e.stderr
 	}
-	r := &orchestrator.Runner{O: o, Terminal: out, Stderr: e.stderr, AfterLoop: e.metricsHook()}
+	stderr := e.stderr
+	var held *keptOutput
+	if *quiet {
+		// Everything is held back, and printed only if a person is needed:
+		// cron mails what a job prints, so it mails exactly then. The
+		// loops' output is still in logs/loops/.
+		held = &keptOutput{max: 256 << 10}
+		out, stderr, o.Stdout = io.Discard, held, held
+	}
+	r := &orchestrator.Runner{O: o, Terminal: out, Stderr: stderr, AfterLoop: e.metricsHook()}
 	if cfg.Loop.Command != "" {
 		if err := r.CheckCommand(); err != nil {
 			return err
@@ -93,10 +110,43 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		return r.DryRun(out)
 	}
 	rep, err := r.Run(ctx)
+	if held != nil {
+		var se *orchestrator.StopError
+		var be *statefile.BusyError
+		switch {
+		case err == nil, errors.As(err, &se) && se.Wait:
+			return nil
+		case errors.As(err, &be):
+			return silentExit(exitBusy) // another run is at work: nothing to tell
+		}
+		e.stdout.Write(held.bytes())
+	}
 	if *asJSON {
 		if jerr := json.NewEncoder(e.stdout).Encode(rep); jerr != nil && err == nil {
 			err = jerr
 		}
 	}
 	return err
+}
+
+// keptOutput keeps the last max bytes written to it.
+type keptOutput struct {
+	max int
+	buf []byte
+	cut bool
+}
+
+func (k *keptOutput) Write(p []byte) (int, error) {
+	k.buf = append(k.buf, p...)
+	if over := len(k.buf) - k.max; over > 0 {
+		k.buf, k.cut = k.buf[over:], true
+	}
+	return len(p), nil
+}
+
+func (k *keptOutput) bytes() []byte {
+	if k.cut {
+		return append([]byte("[earlier output cut]\n"), k.buf...)
+	}
+	return k.buf
 }
