@@ -6,10 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"github.com/autoretry/orchestrator"
 	"github.com/autoretry/orchestrator/issuequeue"
@@ -19,15 +21,26 @@ func init() {
 	register(&command{
 		name:    "status",
 		summary: "show the queue, the run and the circuit breaker",
-		usage: `Usage: orchestrator status [--json] [--dir DIR]
+		usage: `Usage: orchestrator status [--limit N | --all] [--status S] [--json] [--dir DIR]
 
 Shows the issue queue (counts by status; every open issue in retry order with
 its retries, repeat count and whether it is halted), whether auto-retry is
 enabled and why not, the current or last run, and the circuit breaker.
 It only reads; it takes no lock and is fast enough to call from a prompt.
 
+It fits a 24-line, 100-column terminal by default ($LINES and $COLUMNS
+change that): summaries are cut to the width, and when more open issues
+exist than fit, the first ones in retry order are listed with a line
+saying how many more there are.
+
 Flags:
-    --json    print one JSON object instead, for scripts
+    --limit N    list at most N issues
+    --all        list every issue that matches
+    --status S   list only issues with Status S (pending, in_progress,
+                 resolved, escalated, skipped; resolved and skipped
+                 issues are listed only when asked for)
+    --json       print one JSON object instead, for scripts (every issue
+                 that matches; --limit applies)
 
 Examples:
     orchestrator status
@@ -74,14 +87,35 @@ type statusReport struct {
 	PausedUntil    string                `json:"paused_until,omitempty"` // "indefinitely" or a time
 	RateLimitUntil string                `json:"rate_limited_until,omitempty"`
 	Findings       []string              `json:"findings"`
+	More           int                   `json:"more,omitempty"` // matching issues not listed
+	width          int
+}
+
+// termSize returns the terminal's size for status: $COLUMNS and $LINES,
+// else 100 × 24.
+func termSize(e *env) (width, height int) {
+	width, height = 100, 24
+	if n, err := strconv.Atoi(e.getenv("COLUMNS")); err == nil && n >= 40 {
+		width = n
+	}
+	if n, err := strconv.Atoi(e.getenv("LINES")); err == nil && n >= 10 {
+		height = n
+	}
+	return width, height
 }
 
 func runStatus(ctx context.Context, e *env, args []string) error {
 	c := commands["status"]
 	fs := flag.NewFlagSet("status", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "")
+	limit := fs.Int("limit", -1, "")
+	all := fs.Bool("all", false, "")
+	only := fs.String("status", "", "")
 	if _, err := e.parseFlags(c, fs, args); err != nil {
 		return err
+	}
+	if *only != "" && !slices.Contains(issuequeue.Statuses, *only) {
+		return usageErr(c, "--status %q is not a status (%s)", *only, strings.Join(issuequeue.Statuses, ", "))
 	}
 	p := e.paths()
 	q, st, err := p.Load()
@@ -99,11 +133,29 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	var open []*issuequeue.Issue
 	for _, is := range q.Issues {
 		r.Counts[is.Status]++
-		if is.Status != issuequeue.StatusResolved && is.Status != issuequeue.StatusSkipped {
+		switch {
+		case *only != "":
+			if is.Status == *only {
+				open = append(open, is)
+			}
+		case is.Status != issuequeue.StatusResolved && is.Status != issuequeue.StatusSkipped:
 			open = append(open, is)
 		}
 	}
 	orchestrator.SortForRetry(open)
+	width, height := termSize(e)
+	switch {
+	case *limit >= 0:
+	case *all || *asJSON:
+		*limit = len(open)
+	default:
+		*limit = max(3, height-12) // the lines around the table
+	}
+	if len(open) > *limit {
+		r.More = len(open) - *limit
+		open = open[:*limit]
+	}
+	r.width = width
 	for _, is := range open {
 		r.Issues = append(r.Issues, statusIssue{ID: is.ID, Summary: is.Summary(), Priority: is.Priority, Status: is.Status,
 			Blocking: is.Blocking, AutoRetry: is.AutoRetry, RetryCount: is.RetryCount, MaxRetries: orchestrator.MaxRetries(cfg, is),
@@ -169,16 +221,39 @@ func printStatus(e *env, r statusReport) {
 	if len(r.Issues) > 0 {
 		fmt.Fprintln(w)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tPRIORITY\tSTATUS\tAUTO\tRETRIES\tREPEAT\tHALTED\tSUMMARY")
+		rows := [][]string{{"ID", "PRIORITY", "STATUS", "AUTO", "RETRIES", "REPEAT", "HALTED"}}
 		for _, is := range r.Issues {
 			prio := is.Priority
 			if is.Blocking {
 				prio += "*"
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d/%d\t%d\t%s\t%s\n", is.ID, prio, is.Status, yesNo(is.AutoRetry),
-				is.RetryCount, is.MaxRetries, is.RepeatCount, yesNo(is.Halted), is.Summary)
+			rows = append(rows, []string{is.ID, prio, is.Status, yesNo(is.AutoRetry),
+				fmt.Sprintf("%d/%d", is.RetryCount, is.MaxRetries), strconv.Itoa(is.RepeatCount), yesNo(is.Halted)})
+		}
+		// The summary gets what the other columns leave of the width.
+		room := r.width
+		for c := range rows[0] {
+			wid := 0
+			for _, row := range rows {
+				wid = max(wid, utf8.RuneCountInString(row[c]))
+			}
+			room -= wid + 2
+		}
+		room = max(room, 10)
+		for i, row := range rows {
+			sum := "SUMMARY"
+			if i > 0 {
+				sum = r.Issues[i-1].Summary
+			}
+			if utf8.RuneCountInString(sum) > room {
+				sum = string([]rune(sum)[:room-1]) + "…"
+			}
+			fmt.Fprintln(tw, strings.Join(append(row, sum), "\t"))
 		}
 		tw.Flush()
+		if r.More > 0 {
+			fmt.Fprintf(w, "… %d more (use --all, or --limit N)\n", r.More)
+		}
 		fmt.Fprintln(w, "(* blocking; listed in retry order)")
 	}
 	fmt.Fprintln(w)
