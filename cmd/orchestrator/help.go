@@ -117,14 +117,15 @@ func runHelp(ctx context.Context, e *env, args []string) error {
 	return nil
 }
 
-// version is set by release builds: -ldflags "-X main.version=v1.2.3".
-var version = ""
+// version and commit are set by release builds (scripts/release.sh):
+// -ldflags "-X main.version=v1.2.3 -X main.commit=abc123".
+var version, commit = "", ""
 
 func runVersion(ctx context.Context, e *env, args []string) error {
 	if _, err := e.parseFlags(commands["version"], flag.NewFlagSet("version", flag.ContinueOnError), args); err != nil {
 		return err
 	}
-	v, commit, goVersion := version, "unknown", runtime.Version()
+	v, rev, goVersion := version, commit, runtime.Version()
 	if bi, ok := debug.ReadBuildInfo(); ok {
 		if v == "" && bi.Main.Version != "" {
 			v = bi.Main.Version
@@ -132,13 +133,12 @@ func runVersion(ctx context.Context, e *env, args []string) error {
 		for _, st := range bi.Settings {
 			switch st.Key {
 			case "vcs.revision":
-				commit = st.Value
-				if len(commit) > 12 {
-					commit = commit[:12]
+				if rev == "" {
+					rev = st.Value[:min(12, len(st.Value))]
 				}
 			case "vcs.modified":
-				if st.Value == "true" {
-					commit += "+dirty"
+				if st.Value == "true" && commit == "" {
+					rev += "+dirty"
 				}
 			}
 		}
@@ -146,6 +146,9 @@ func runVersion(ctx context.Context, e *env, args []string) error {
 	if v == "" {
 		v = "(devel)"
 	}
-	fmt.Fprintf(e.stdout, "orchestrator %s\ncommit %s\n%s\nsignature rules %s\n", v, commit, goVersion, signature.V1)
+	if rev == "" || strings.HasPrefix(rev, "+") {
+		rev = "unknown"
+	}
+	fmt.Fprintf(e.stdout, "orchestrator %s\ncommit %s\n%s\nsignature rules %s\n", v, rev, goVersion, signature.V1)
 	return nil
 }
