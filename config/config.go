@@ -22,6 +22,13 @@ type Config struct {
 	Verification   Verification // the [verify] section
 	Logs           Logs
 	Metrics        Metrics
+	Notify         Notify
+}
+
+// Notify is the [notify] section: a command run once for each event that
+// needs a person.
+type Notify struct {
+	Command string // run with sh -c; empty: no notifications
 }
 
 // Loop is the [loop] section: the regular loop that run executes.

@@ -99,6 +99,7 @@ func TestDefaultValues(t *testing.T) {
 		{"logs.text_retention", "168h", "169h"},
 		{"logs.jsonl_retention", "720h", "721h"},
 		{"metrics.textfile", "", "m.prom"},
+		{"notify.command", "", "notify-send orchestrator"},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -320,6 +321,7 @@ func TestEnvOverrides(t *testing.T) {
 		{"ORCHESTRATOR_LOGS_TEXT_RETENTION", "1h", func(c *Config) { c.Logs.TextRetention = time.Hour }},
 		{"ORCHESTRATOR_LOGS_JSONL_RETENTION", "2h", func(c *Config) { c.Logs.JSONLRetention = 2 * time.Hour }},
 		{"ORCHESTRATOR_METRICS_TEXTFILE", "out.prom", func(c *Config) { c.Metrics.Textfile = "out.prom" }},
+		{"ORCHESTRATOR_NOTIFY_COMMAND", "./tell-me.sh", func(c *Config) { c.Notify.Command = "./tell-me.sh" }},
 		{"ORCHESTRATOR_LOOP_KILL_GRACE", "3s", func(c *Config) { c.Loop.KillGrace = 3 * time.Second }},
 		{"ORCHESTRATOR_BACKOFF_MAX_WAIT", "1m", func(c *Config) { c.Backoff.MaxWait = time.Minute }},
 		{"ORCHESTRATOR_CLASSIFY_RATE_LIMIT", "quota,slow down", func(c *Config) { c.Classify.RateLimit = []string{"quota", "slow down"} }},
@@ -723,7 +725,7 @@ func TestSet(t *testing.T) {
 		{"verify.lint.command", "", "verify.lint.command: must not be empty"},
 		{"nonsense", "1", `unknown key "nonsense"`},
 		{"auto_retry.max_retries_by_type. ", "1", `unknown key "auto_retry.max_retries_by_type. " (did you mean "auto_retry.max_retries_by_type.test"?)`},
-		{"verify..command", "x", `unknown key "verify..command" (did you mean "verify.lint.command"?)`},
+		{"verify..command", "x", `unknown key "verify..command" (did you mean "notify.command"?)`},
 	}
 	for _, tt := range errTests {
 		before := Default()

@@ -76,11 +76,13 @@ var fixedSettings = []setting{
 	durationKey("logs.jsonl_retention", func(c *Config, d time.Duration) { c.Logs.JSONLRetention = d }),
 
 	stringKey("metrics.textfile", nil, func(c *Config, s string) { c.Metrics.Textfile = s }),
+
+	stringKey("notify.command", nil, func(c *Config, s string) { c.Notify.Command = s }),
 }
 
 // sections are the tables of the file, in the order of the documented reference.
 var sections = []string{"loop", "auto_retry", "signature", "backoff", "classify", "budget",
-	"circuit_breaker", "stall", "cascade", "tiers", "verify", "logs", "metrics"}
+	"circuit_breaker", "stall", "cascade", "tiers", "verify", "logs", "metrics", "notify"}
 
 const (
 	byTypeTable = "max_retries_by_type"

@@ -159,7 +159,31 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 	if beforeCommand != nil {
 		beforeCommand(c)
 	}
-	return c.run(ctx, e, rest[1:])
+	err := c.run(ctx, e, rest[1:])
+	if notifies[c.name] {
+		e.notify(ctx, c.name)
+	}
+	return err
+}
+
+// notifies lists the commands that can record an event that needs a
+// person, after which [notify] command runs for what is new.
+var notifies = map[string]bool{"run": true, "check": true, "fail": true, "resolve": true, "add": true, "begin": true}
+
+// notify runs [notify] command for the new events that need a person. A
+// notification that fails is a warning: it never changes the exit status.
+func (e *env) notify(ctx context.Context, name string) {
+	cfg, err := e.config()
+	if err != nil || cfg.Notify.Command == "" {
+		return
+	}
+	o, err := e.engine(name)
+	if err == nil {
+		err = o.Notify(context.WithoutCancel(ctx), cfg.Notify.Command)
+	}
+	if err != nil {
+		fmt.Fprintf(e.stderr, "orchestrator: warning: notifying: %v\n", err)
+	}
 }
 
 // globalFlags defines the flags every command accepts, before or after its name.
