@@ -5,7 +5,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"syscall"
 
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/statefile"
@@ -46,7 +45,7 @@ Examples:
 				fmt.Fprintln(e.stdout, "no run is in progress")
 				return silentExit(exitNothing)
 			}
-			if err := syscall.Kill(owner.PID, syscall.SIGTERM); err != nil {
+			if err := terminate(owner.PID); err != nil {
 				return fmt.Errorf("signalling the run (pid %d): %w", owner.PID, err)
 			}
 			fmt.Fprintf(e.stdout, "sent SIGTERM to the run %s (pid %d); it stops its loop and writes the state\n", owner.RunID, owner.PID)

@@ -1,41 +1,19 @@
+//go:build unix
+
 package statefile
 
 import (
 	"bytes"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
-)
-
-// ErrChanged reports that a file changed after it was read and the change
-// could not be re-applied: no rebase function was given, the file was
-// deleted, or it kept changing.
-var ErrChanged = errors.New("changed since it was read")
-
-// UnsafeFileError reports a state file that cannot be replaced safely:
-// a symbolic link, a hard-linked file or not a regular file.
-type UnsafeFileError struct {
-	Path   string
-	Reason string // why, and what to do, e.g. "is a symbolic link: …"
-}
-
-func (e *UnsafeFileError) Error() string { return e.Path + " " + e.Reason }
-
-const (
-	maxRebases = 5
-	tempMarker = ".tmp-"
-	staleAge   = time.Minute
-	newMode    = 0o644
 )
 
 // Test hooks, called at the instants where a concurrent writer matters.
@@ -472,31 +450,6 @@ func cleanup(dir, only string) error {
 		}
 	}
 	return errors.Join(errs...)
-}
-
-// tempTarget reports whether name is one of Replace's temporary files,
-// ".<target>.tmp-<16 hex digits>", and for which target.
-func tempTarget(name string) (string, bool) {
-	i := strings.LastIndex(name, tempMarker)
-	if i < 2 || name[0] != '.' {
-		return "", false
-	}
-	suffix := name[i+len(tempMarker):]
-	if len(suffix) != 16 {
-		return "", false
-	}
-	for _, c := range []byte(suffix) {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return "", false
-		}
-	}
-	return name[1:i], true
-}
-
-func randomHex() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return hex.EncodeToString(b[:])
 }
 
 // linkNoReplace puts from in place at to unless to exists, for file systems

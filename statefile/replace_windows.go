@@ -1,0 +1,135 @@
+package statefile
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// On Windows a state file is replaced by writing a temporary file beside
+// it, syncing it, checking the target against what was read, and renaming
+// (MoveFileEx replaces the target). Windows has no way to exchange two
+// names, so the window between the check and the rename, which the Unix
+// implementation closes, stays open here; symbolic links are refused, hard
+// links cannot be told apart and are not.
+
+var timeNow = time.Now
+
+// ReadFile returns the content of the state file at path, refusing
+// symbolic links and non-regular files with an *UnsafeFileError.
+func ReadFile(path string) ([]byte, error) {
+	if err := safeWindows(path); err != nil {
+		return nil, err
+	}
+	b, err := os.ReadFile(path)
+	if b == nil && err == nil {
+		b = []byte{}
+	}
+	return b, err
+}
+
+func safeWindows(path string) error {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return err
+	}
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		return &UnsafeFileError{Path: path, Reason: "is a symbolic link: replacing it would break the link; point the tool at the real file"}
+	case !fi.Mode().IsRegular():
+		return &UnsafeFileError{Path: path, Reason: "is not a regular file"}
+	}
+	return nil
+}
+
+// WriteNew creates path with data; it fails if path exists.
+func WriteNew(path string, data []byte) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, newMode)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(data)
+	if werr == nil {
+		werr = f.Sync()
+	}
+	if err := f.Close(); werr == nil {
+		werr = err
+	}
+	if werr != nil {
+		os.Remove(path)
+	}
+	return werr
+}
+
+// Replace replaces the content of path, which was orig when read, with
+// next. If the file changed meanwhile, rebase is called with its current
+// content to re-apply the change; without rebase, or if the file keeps
+// changing, nothing is written and the error wraps ErrChanged.
+func Replace(path string, orig, next []byte, rebase func(current []byte) ([]byte, error)) error {
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	for range maxRebases {
+		cur, err := ReadFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("%s: %w", path, ErrChanged)
+		}
+		if err != nil {
+			return err
+		}
+		if !bytes.Equal(cur, orig) {
+			if rebase == nil {
+				return fmt.Errorf("%s: %w", path, ErrChanged)
+			}
+			if next, err = rebase(cur); err != nil {
+				return err
+			}
+			orig = cur
+		}
+		tmp := filepath.Join(dir, "."+name+tempMarker+randomHex())
+		if err := WriteNew(tmp, next); err != nil {
+			return err
+		}
+		again, err := ReadFile(path)
+		if err != nil || !bytes.Equal(again, orig) {
+			os.Remove(tmp)
+			if err != nil {
+				return err
+			}
+			continue // changed while the temporary file was written
+		}
+		if err := os.Rename(tmp, path); err != nil {
+			os.Remove(tmp)
+			return err
+		}
+		return nil
+	}
+	return fmt.Errorf("%s: kept changing: %w", path, ErrChanged)
+}
+
+// Cleanup removes temporary files that Replace left in dir when it was
+// killed, once they are older than a minute.
+func Cleanup(dir string) error {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("cleaning up %s: %w", dir, err)
+	}
+	var errs []error
+	for _, e := range entries {
+		if _, ok := tempTarget(e.Name()); !ok {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && timeNow().Sub(fi.ModTime()) > staleAge {
+			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
