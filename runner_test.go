@@ -195,3 +195,47 @@ func TestVerifySignatureCoversAllOutput(t *testing.T) {
 		t.Errorf("Failure Details:\n%.300s…", details)
 	}
 }
+
+// A loop's cost is read from the end of its output (the "total_cost_usd" of
+// a coding agent's JSON result), or from the file it writes at
+// $ORCHESTRATOR_COST_FILE, and the daily cost budget counts it: once spent,
+// the next run stops before its loop, saying when the next loop is possible.
+func TestLoopCostAndBudget(t *testing.T) {
+	f := newFakeRunner(t, procgroup.Result{Tail: []byte(`{"type":"result","total_cost_usd": 0.42,"is_error":false}` + "\n")},
+		succeeded, succeeded)
+	f.O.Config.Budget.CostPerDay = 1
+	exec := f.Exec
+	f.Exec = func(ctx context.Context, s procgroup.Spec) (procgroup.Result, error) {
+		if f.execs == 1 { // the second loop writes its cost to the file
+			for _, kv := range s.Env {
+				if p, ok := strings.CutPrefix(kv, "ORCHESTRATOR_COST_FILE="); ok {
+					if err := os.WriteFile(p, []byte("0.6\n"), 0o644); err != nil {
+						t.Fatal(err)
+					}
+				}
+			}
+		}
+		return exec(ctx, s)
+	}
+	for i := 0; i < 2; i++ {
+		if _, err := f.Run(context.Background()); err != nil {
+			t.Fatalf("run %d: %v", i+1, err)
+		}
+		f.now = f.now.Add(10 * time.Minute)
+	}
+	u, err := ReadUsage(f.O.Dir, f.now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := u.Cost(); got < 1.0199 || got > 1.0201 {
+		t.Fatalf("cost in the window = %v, want 0.42 + 0.6", got)
+	}
+	_, err = f.Run(context.Background())
+	var se *StopError
+	if !errors.As(err, &se) || se.Code != CodeDailyCost || !strings.Contains(se.Reason, "next loop possible at") {
+		t.Fatalf("third run: %v, want a daily_cost stop saying when the next loop is possible", err)
+	}
+	if f.execs != 2 {
+		t.Errorf("the loop ran %d times, want 2: a spent budget stops before the loop", f.execs)
+	}
+}
