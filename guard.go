@@ -12,7 +12,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
+	"github.com/autoretry/orchestrator/config"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/statefile"
 )
@@ -34,6 +36,10 @@ type guardSnapshot struct {
 	lock        os.FileInfo        // .lock, nil if missing
 	ledgerSize  int64
 	ledgerTail  []byte // the last bytes before ledgerSize
+	// ledgerWindow is the ledger's last 24 hours (what the budgets and the
+	// cross-issue rules read), to put back if a loop truncates or rewrites
+	// the ledger.
+	ledgerWindow []byte
 }
 
 // A guardChange is one change a loop made to protected state, and what the
@@ -99,7 +105,41 @@ func (o *Orchestrator) snapshot() (*guardSnapshot, error) {
 	}
 	s.lock, _ = os.Lstat(filepath.Join(o.Dir, statefile.LockFile))
 	s.ledgerSize, s.ledgerTail = ledgerEnd(o.paths().Ledger(), -1)
+	s.ledgerWindow = ledgerWindow(o.paths().Ledger(), s.ledgerSize, o.now().Add(-config.BudgetWindow))
 	return s, nil
+}
+
+// maxLedgerWindow bounds the copy of the ledger's window a snapshot holds.
+const maxLedgerWindow = 16 << 20
+
+// ledgerWindow returns the ledger's lines from the first one at or after
+// since up to size, at most its last maxLedgerWindow bytes.
+func ledgerWindow(path string, size int64, since time.Time) []byte {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	from := max(0, size-maxLedgerWindow)
+	b := make([]byte, size-from)
+	n, _ := f.ReadAt(b, from)
+	b = b[:n]
+	if from > 0 {
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:] // the first line began before what was read
+		}
+	}
+	for off := 0; off < len(b); {
+		end := bytes.IndexByte(b[off:], '\n')
+		if end < 0 {
+			end = len(b) - off - 1
+		}
+		if t, ok := jsonTime(b[off : off+end+1]); ok && !t.Before(since) {
+			return b[off:]
+		}
+		off += end + 1
+	}
+	return nil
 }
 
 func readMaybe(path string) *[]byte {
@@ -168,7 +208,12 @@ func (o *Orchestrator) guardAfter(s *guardSnapshot, runID string, loop int) ([]g
 	newEvents := map[string]bool{} // issues a command recorded a failure of during the loop
 	size, tail := ledgerEnd(ledger, s.ledgerSize)
 	if size < s.ledgerSize || !bytes.Equal(tail, s.ledgerTail) {
-		add(false, "logs/retry.jsonl was truncated or rewritten (%d bytes before the loop, %d after)", s.ledgerSize, size)
+		// What the limits read is put back: the last 24 hours as they were
+		// before the loop. What the loop wrote there is not believed.
+		if err := writeFileAtomic(ledger, s.ledgerWindow); err != nil {
+			return changes, err
+		}
+		add(true, "logs/retry.jsonl was truncated or rewritten (%d bytes before the loop, %d after): its last 24 hours restored", s.ledgerSize, size)
 	} else {
 		for _, ev := range eventsSince(ledger, s.ledgerSize) {
 			if ev.Event == EvAttempt {
