@@ -6,9 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"os/exec"
-	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -34,59 +32,15 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if drain <= 0 {
 		drain = DefaultDrain
 	}
-	env := s.Env
-	if env == nil {
-		env = os.Environ()
-	}
 	token := newToken()
 	defer releaseToken(token)
-
-	var log *logFile
-	if s.LogPath != "" {
-		var err error
-		if log, err = createLogFile(s.LogPath, s.LogLimit); err != nil {
-			return Result{ExitCode: -1}, fmt.Errorf("creating log: %w", err)
-		}
-	}
-	pr, pw, err := os.Pipe()
+	st, err := startCommand(s, token)
 	if err != nil {
-		closeLog(log)
-		return Result{ExitCode: -1}, fmt.Errorf("creating output pipe: %w", err)
+		return Result{ExitCode: -1}, err
 	}
-	stdin, err := os.Open(os.DevNull)
-	if err != nil {
-		pr.Close()
-		pw.Close()
-		closeLog(log)
-		return Result{ExitCode: -1}, fmt.Errorf("opening stdin: %w", err)
-	}
-	cmd := &exec.Cmd{
-		Path:        "/bin/sh",
-		Args:        []string{"sh", "-c", s.Command},
-		Dir:         s.Dir,
-		Env:         withMarker(env, token),
-		Stdin:       stdin,
-		Stdout:      pw,
-		Stderr:      pw,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
-	}
-	start := time.Now()
-	err = cmd.Start()
-	pw.Close()
-	stdin.Close()
-	if err != nil {
-		pr.Close()
-		closeLog(log)
-		return Result{ExitCode: -1}, fmt.Errorf("starting command: %w", err)
-	}
+	cmd := st.cmd
 	pgid := cmd.Process.Pid
 
-	c := &collector{out: s.Output, tail: newRing(s.Tail), log: log}
-	readDone := make(chan struct{})
-	go func() {
-		c.copyFrom(pr)
-		close(readDone)
-	}()
 	var werr error
 	exited := make(chan struct{})
 	go func() {
@@ -141,35 +95,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	}
 	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
 
-	t := time.NewTimer(drain)
-	select {
-	case <-readDone:
-	case <-t.C:
-		res.DrainTimedOut = true
-		pr.SetReadDeadline(time.Now())
-		<-readDone
-	}
-	t.Stop()
-	pr.Close()
-
-	res.Tail = c.tail.Bytes()
-	res.OutputBytes = c.n
-	if c.readErr != nil {
-		errs = append(errs, fmt.Errorf("reading output: %w", c.readErr))
-	}
-	if c.outErr != nil {
-		errs = append(errs, fmt.Errorf("writing output: %w", c.outErr))
-	}
-	if c.logErr != nil {
-		errs = append(errs, fmt.Errorf("writing log: %w", c.logErr))
-	}
-	if log != nil {
-		if err := log.Close(); err != nil && c.logErr == nil {
-			errs = append(errs, fmt.Errorf("writing log: %w", err))
-		}
-	}
-	res.Duration = time.Since(start)
-	return res, errors.Join(errs...)
+	return st.finish(res, errs, drain)
 }
 
 // groupAlive reports whether process group pgid still has a process.

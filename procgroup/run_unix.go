@@ -5,12 +5,15 @@ package procgroup
 import (
 	"crypto/rand"
 	"errors"
+	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -131,4 +134,106 @@ func (c *collector) write(p []byte) {
 			c.logErr = err
 		}
 	}
+}
+
+// started is a command Run has started in a process group of its own, with
+// its merged output read into a collector.
+type started struct {
+	cmd      *exec.Cmd
+	pr       *os.File
+	c        *collector
+	log      *logFile
+	readDone chan struct{}
+	start    time.Time
+}
+
+// startCommand starts s.Command with sh -c, its stdin /dev/null and its
+// stdout and stderr one pipe, the marker token in its environment.
+func startCommand(s Spec, token string) (*started, error) {
+	env := s.Env
+	if env == nil {
+		env = os.Environ()
+	}
+
+	var log *logFile
+	if s.LogPath != "" {
+		var err error
+		if log, err = createLogFile(s.LogPath, s.LogLimit); err != nil {
+			return nil, fmt.Errorf("creating log: %w", err)
+		}
+	}
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		closeLog(log)
+		return nil, fmt.Errorf("creating output pipe: %w", err)
+	}
+	stdin, err := os.Open(os.DevNull)
+	if err != nil {
+		pr.Close()
+		pw.Close()
+		closeLog(log)
+		return nil, fmt.Errorf("opening stdin: %w", err)
+	}
+	cmd := &exec.Cmd{
+		Path:        "/bin/sh",
+		Args:        []string{"sh", "-c", s.Command},
+		Dir:         s.Dir,
+		Env:         withMarker(env, token),
+		Stdin:       stdin,
+		Stdout:      pw,
+		Stderr:      pw,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+	}
+	start := time.Now()
+	err = cmd.Start()
+	pw.Close()
+	stdin.Close()
+	if err != nil {
+		pr.Close()
+		closeLog(log)
+		return nil, fmt.Errorf("starting command: %w", err)
+	}
+
+	c := &collector{out: s.Output, tail: newRing(s.Tail), log: log}
+	readDone := make(chan struct{})
+	go func() {
+		c.copyFrom(pr)
+		close(readDone)
+	}()
+	return &started{cmd: cmd, pr: pr, c: c, log: log, readDone: readDone, start: start}, nil
+}
+
+// finish reads the rest of the output (for at most drain once the
+// processes are gone) and completes res with it and with what went wrong.
+func (st *started) finish(res Result, errs []error, drain time.Duration) (Result, error) {
+	pr, c, log, readDone, start := st.pr, st.c, st.log, st.readDone, st.start
+	t := time.NewTimer(drain)
+	select {
+	case <-readDone:
+	case <-t.C:
+		res.DrainTimedOut = true
+		pr.SetReadDeadline(time.Now())
+		<-readDone
+	}
+	t.Stop()
+	pr.Close()
+
+	res.Tail = c.tail.Bytes()
+	res.OutputBytes = c.n
+	if c.readErr != nil {
+		errs = append(errs, fmt.Errorf("reading output: %w", c.readErr))
+	}
+	if c.outErr != nil {
+		errs = append(errs, fmt.Errorf("writing output: %w", c.outErr))
+	}
+	if c.logErr != nil {
+		errs = append(errs, fmt.Errorf("writing log: %w", c.logErr))
+	}
+	if log != nil {
+		if err := log.Close(); err != nil && c.logErr == nil {
+			errs = append(errs, fmt.Errorf("writing log: %w", err))
+		}
+	}
+	res.Duration = time.Since(start)
+	return res, errors.Join(errs...)
 }
