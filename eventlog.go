@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/statefile"
 )
 
 // Event is one entry of the retry logs: logs/retry.log for
@@ -98,7 +99,7 @@ func (l EventLog) Record(ev Event) error {
 }
 
 func appendFile(path string, b []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := statefile.OpenNoLink(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/statefile"
 )
 
 // HistoryHeader is the header row of history.csv: one row per loop,
@@ -65,7 +66,7 @@ func HistoryPath(dir string) string { return issuequeue.Paths{Dir: dir}.History(
 // AppendHistory appends one row, writing the header first into a new file.
 func AppendHistory(dir string, r LoopRecord) error {
 	path := HistoryPath(dir)
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	f, err := statefile.OpenNoLink(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}

@@ -3,6 +3,8 @@ package procgroup
 import (
 	"fmt"
 	"os"
+
+	"github.com/autoretry/orchestrator/statefile"
 )
 
 // logFile keeps the last limit bytes of a stream in a file while holding
@@ -20,13 +22,18 @@ type logFile struct {
 	buf   []byte // copy buffer for moving the kept tail
 }
 
-// createLogFile creates or truncates the file at path.
+// createLogFile creates or truncates the file at path; a symbolic link or
+// a hard-linked file there is refused, never written through.
 func createLogFile(path string, limit int64) (*logFile, error) {
 	if limit <= 0 {
 		limit = DefaultLogLimit
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o666)
+	f, err := statefile.OpenNoLink(path, os.O_RDWR|os.O_CREATE, 0o666)
 	if err != nil {
+		return nil, err
+	}
+	if err := f.Truncate(0); err != nil {
+		f.Close()
 		return nil, err
 	}
 	return &logFile{f: f, limit: limit, buf: make([]byte, min(limit, 64<<10))}, nil

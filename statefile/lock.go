@@ -272,14 +272,14 @@ func normalize(o Owner) Owner {
 func openLock(dir string, k lockKind, o Owner) (*Lock, error) {
 	o = normalize(o)
 	infoPath := filepath.Join(dir, LockFile)
-	info, err := os.OpenFile(infoPath, os.O_RDWR|os.O_CREATE, 0o644)
+	info, err := OpenNoLink(infoPath, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("opening lock file: %w", err)
 	}
 	l := &Lock{kind: k, path: infoPath, f: info, info: info, owner: o}
 	if p := lockPath(dir, k); p != infoPath {
 		l.path = p
-		if l.f, err = os.OpenFile(p, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+		if l.f, err = OpenNoLink(p, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
 			info.Close()
 			return nil, fmt.Errorf("opening lock file: %w", err)
 		}

@@ -1,0 +1,38 @@
+//go:build unix
+
+package statefile
+
+import (
+	"errors"
+	"os"
+	"syscall"
+)
+
+// OpenNoLink opens path with flag (O_CREATE and friends allowed) without
+// following a symbolic link in its last element, and refuses a file with
+// more than one hard link: the tool's logs and lock are written in place,
+// so a link planted in the state directory must not make it write to a
+// file elsewhere. The refusal is an *UnsafeFileError.
+func OpenNoLink(path string, flag int, perm os.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW, perm)
+	if errors.Is(err, syscall.ELOOP) {
+		return nil, &UnsafeFileError{Path: path, Reason: "is a symbolic link: the tool writes its files in place and does not follow links in the state directory; remove the link"}
+	}
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+		f.Close()
+		return nil, &UnsafeFileError{Path: path, Reason: "has more than one hard link: writing it would change the other names too; replace it with a copy"}
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, &UnsafeFileError{Path: path, Reason: "is not a regular file"}
+	}
+	return f, nil
+}

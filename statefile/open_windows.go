@@ -1,0 +1,12 @@
+package statefile
+
+import "os"
+
+// OpenNoLink opens path with flag, refusing a symbolic link (checked before
+// opening: Windows has no O_NOFOLLOW).
+func OpenNoLink(path string, flag int, perm os.FileMode) (*os.File, error) {
+	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
+		return nil, &UnsafeFileError{Path: path, Reason: "is a symbolic link: the tool writes its files in place and does not follow links in the state directory; remove the link"}
+	}
+	return os.OpenFile(path, flag, perm)
+}
