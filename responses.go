@@ -129,7 +129,7 @@ func (o *Orchestrator) Add(ctx context.Context, n NewIssue) (string, error) {
 			Source: issuequeue.EscapeCell(n.Source), Category: issuequeue.EscapeCell(n.Category), Created: now.Format(time.RFC3339),
 			AutoRetry: strconv.FormatBool(n.AutoRetry), RetryCount: "0", MaxRetries: strconv.Itoa(maxRetries),
 			PreviousSignatures: "[]", SignatureRepeatCount: "0", Halted: "false", Blocking: strconv.FormatBool(n.Blocking),
-			Verify: issuequeue.EscapeCell(n.Verify), Summary: oneLine(n.Summary), Details: details,
+			Verify: issuequeue.EscapeCell(n.Verify), Summary: issuequeue.EscapeLine(oneLine(n.Summary)), Details: details,
 		}
 		var b bytes.Buffer
 		if err := o.Templates.Render(&b, "issue", data); err != nil {

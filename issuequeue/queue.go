@@ -220,7 +220,7 @@ func (is *Issue) Summary() string {
 	if s, ok := is.Section(SectionSummary); ok {
 		for _, l := range strings.Split(s, "\n") {
 			if l = strings.TrimSpace(l); l != "" {
-				return l
+				return UnescapeLine(l)
 			}
 		}
 	}
@@ -403,4 +403,27 @@ func (is *Issue) Table(section string) (header []string, rows [][]string, ok boo
 		rows = append(rows, cells(rw))
 	}
 	return cells(t.header), rows, true
+}
+
+// lineStarts are the characters that make a line's start markdown
+// structure: a heading, a code fence, an HTML block.
+const lineStarts = "#`~<"
+
+// EscapeLine makes one line of text safe to write as a paragraph: a line
+// that would start a heading, a code fence or an HTML block (and so could
+// create, end or hide an issue) gets a backslash before its first
+// character, which markdown reads as the character itself.
+func EscapeLine(s string) string {
+	if s != "" && strings.IndexByte(lineStarts, s[0]) >= 0 {
+		return "\\" + s
+	}
+	return s
+}
+
+// UnescapeLine undoes EscapeLine.
+func UnescapeLine(s string) string {
+	if len(s) > 1 && s[0] == '\\' && strings.IndexByte(lineStarts, s[1]) >= 0 {
+		return s[1:]
+	}
+	return s
 }
