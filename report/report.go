@@ -261,7 +261,7 @@ func build(in Input) view {
 		v.Cards = append(v.Cards, card{used + "/" + limit, label, class})
 	}
 
-	// Seed 000's retry summary.
+	// The retry summary table.
 	v.Summary = []row{
 		{"Total tasks (issues)", fmt.Sprint(s.Total)},
 		{"First-attempt success", fmt.Sprintf("%d (%s)", s.FirstAttempt, pct(s.FirstAttempt, s.Total))},
