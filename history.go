@@ -7,6 +7,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -89,11 +91,59 @@ func AppendHistory(dir string, r LoopRecord) error {
 	return werr
 }
 
-// ReadHistory reads history.csv; a missing file is an empty history. Rows
-// that cannot be read are skipped and reported in the error list, so one
-// damaged line does not hide the rest.
+// ReadHistory reads the history: the months rotated out of history.csv
+// (history-YYYY-MM.csv, oldest first), then history.csv; missing files are
+// an empty history. Rows that cannot be read are skipped and reported in the
+// error list, so one damaged line does not hide the rest.
 func ReadHistory(dir string) ([]LoopRecord, []error) {
-	f, err := os.Open(HistoryPath(dir))
+	var out []LoopRecord
+	var errs []error
+	for _, path := range append(rotatedHistory(dir), HistoryPath(dir)) {
+		rows, e := readHistoryFile(path)
+		out, errs = append(out, rows...), append(errs, e...)
+	}
+	return out, errs
+}
+
+// rotatedHistory lists the rotated history files of dir, oldest first.
+func rotatedHistory(dir string) []string {
+	paths, _ := filepath.Glob(filepath.Join(dir, "history-[0-9][0-9][0-9][0-9]-[0-9][0-9].csv"))
+	sort.Strings(paths)
+	return paths
+}
+
+// RotateHistory moves history.csv aside as history-YYYY-MM.csv (the month
+// of its last row) at the first run of a later month, and removes rotated
+// months beyond the newest keep (keep ≤ 0 keeps them all), so the history
+// people open stays small. The caller holds the write lock.
+func RotateHistory(dir string, now time.Time, keep int) error {
+	path := HistoryPath(dir)
+	rows, _ := readHistoryFile(path)
+	if len(rows) > 0 {
+		last := rows[len(rows)-1].Finished.UTC()
+		if month := last.Format("2006-01"); month < now.UTC().Format("2006-01") {
+			target := filepath.Join(dir, "history-"+month+".csv")
+			if _, err := os.Lstat(target); err == nil {
+				return fmt.Errorf("rotating %s: %s exists already; merge the two by hand", path, target)
+			}
+			if err := os.Rename(path, target); err != nil {
+				return fmt.Errorf("rotating %s: %w", path, err)
+			}
+		}
+	}
+	if old := rotatedHistory(dir); keep > 0 && len(old) > keep {
+		for _, p := range old[:len(old)-keep] {
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func readHistoryFile(path string) ([]LoopRecord, []error) {
+	name := filepath.Base(path)
+	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -113,7 +163,7 @@ func ReadHistory(dir string) ([]LoopRecord, []error) {
 			break
 		}
 		if err != nil {
-			errs = append(errs, fmt.Errorf("history.csv: %w", err))
+			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 			continue
 		}
 		if line == 1 && len(rec) > 0 && rec[0] == HistoryHeader[0] {
@@ -121,7 +171,7 @@ func ReadHistory(dir string) ([]LoopRecord, []error) {
 		}
 		r, err := parseHistoryRow(rec)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("history.csv:%d: %w", line, err))
+			errs = append(errs, fmt.Errorf("%s:%d: %w", name, line, err))
 			continue
 		}
 		out = append(out, r)

@@ -151,3 +151,52 @@ func TestHistoryRoundTrip(t *testing.T) {
 		t.Errorf("row = %v\nwant  %v", got[1].row(), want.row())
 	}
 }
+
+// history.csv is rotated at the first run of a new month into
+// history-YYYY-MM.csv, keeping the newest [logs] history_keep months;
+// ReadHistory (what the report and the metrics read) gives the same rows
+// from the rotated files as from one file.
+func TestHistoryRotation(t *testing.T) {
+	dir := t.TempDir()
+	row := func(month time.Month, loop int) LoopRecord {
+		at := time.Date(2026, month, 15, 10, 0, 0, 0, time.UTC)
+		return LoopRecord{RunID: "r" + month.String(), Loop: loop, Kind: "regular", Started: at, Finished: at.Add(time.Minute), Result: ResultOK, Breaker: "closed"}
+	}
+	var all []LoopRecord
+	for _, m := range []time.Month{time.August, time.September, time.October} {
+		for loop := 1; loop <= 2; loop++ {
+			r := row(m, loop)
+			if err := AppendHistory(dir, r); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, r)
+		}
+		if err := RotateHistory(dir, time.Date(2026, m+1, 1, 0, 5, 0, 0, time.UTC), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, errs := ReadHistory(dir)
+	if len(errs) > 0 || len(got) != len(all) {
+		t.Fatalf("after rotation: %d rows (%v), want %d", len(got), errs, len(all))
+	}
+	for i := range all {
+		if strings.Join(got[i].row(), ",") != strings.Join(all[i].row(), ",") {
+			t.Errorf("row %d = %v, want %v", i, got[i].row(), all[i].row())
+		}
+	}
+	for _, m := range []string{"2026-08", "2026-09", "2026-10"} {
+		if _, err := os.Stat(filepath.Join(dir, "history-"+m+".csv")); err != nil {
+			t.Errorf("history-%s.csv: %v", m, err)
+		}
+	}
+	// The same month again: nothing to rotate. Keep 2: the oldest month goes.
+	if err := RotateHistory(dir, time.Date(2026, 11, 2, 0, 0, 0, 0, time.UTC), 2); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "history-2026-08.csv")); !os.IsNotExist(err) {
+		t.Errorf("history-2026-08.csv kept beyond history_keep = 2: %v", err)
+	}
+	if got, _ := ReadHistory(dir); len(got) != 4 {
+		t.Errorf("%d rows after keeping 2 months, want 4", len(got))
+	}
+}

@@ -205,6 +205,9 @@ func (r *Runner) Run(ctx context.Context) (RunReport, error) {
 				return err
 			}
 			pruneLoopLogs(o.paths().LoopLogs(), start.Add(-cfg.Logs.TextRetention))
+			if err := RotateHistory(o.Dir, start, cfg.Logs.HistoryKeep); err != nil {
+				return err
+			}
 			return o.log().Record(Event{Time: start, Event: EvRunStarted, RunID: rep.RunID})
 		}}, nil
 	})

@@ -182,6 +182,9 @@ const DefaultCheckTimeout = 5 * time.Minute
 type Logs struct {
 	TextRetention  time.Duration // logs/retry.log entries older than this are pruned
 	JSONLRetention time.Duration // logs/retry.jsonl entries older than this are pruned
+	// HistoryKeep is how many months of history.csv are kept once rotated
+	// (history-YYYY-MM.csv); 0 keeps them all.
+	HistoryKeep int
 }
 
 // Metrics is the [metrics] section.
@@ -230,7 +233,7 @@ func Default() *Config {
 		Cascade:        Cascade{Threshold: 3, Window: 5},
 		Tiers:          Tiers{SameAgent: 3, FreshAgent: 3},
 		Verification:   Verification{Checks: map[string]Check{}},
-		Logs:           Logs{TextRetention: 168 * time.Hour, JSONLRetention: 720 * time.Hour},
+		Logs:           Logs{TextRetention: 168 * time.Hour, JSONLRetention: 720 * time.Hour, HistoryKeep: 24},
 	}
 }
 

@@ -98,6 +98,7 @@ func TestDefaultValues(t *testing.T) {
 		{"verify.allow_issue_commands", "false", "true"},
 		{"logs.text_retention", "168h", "169h"},
 		{"logs.jsonl_retention", "720h", "721h"},
+		{"logs.history_keep", "24", "12"},
 		{"metrics.textfile", "", "m.prom"},
 		{"notify.command", "", "notify-send orchestrator"},
 	}
@@ -231,7 +232,7 @@ func TestLoadFile(t *testing.T) {
 			}
 		}},
 		{"logs and metrics", "[logs]\ntext_retention = \"24h\"\njsonl_retention = \"48h\"\n[metrics]\ntextfile = \"/var/lib/node_exporter/orchestrator.prom\"\n", func(c *Config) {
-			c.Logs = Logs{TextRetention: 24 * time.Hour, JSONLRetention: 48 * time.Hour}
+			c.Logs = Logs{TextRetention: 24 * time.Hour, JSONLRetention: 48 * time.Hour, HistoryKeep: 24}
 			c.Metrics.Textfile = "/var/lib/node_exporter/orchestrator.prom"
 		}},
 		{"byte order mark and CRLF", "\uFEFF[loop]\r\nmax_loops = 3\r\n", func(c *Config) { c.Loop.MaxLoops = 3 }},
@@ -320,6 +321,7 @@ func TestEnvOverrides(t *testing.T) {
 		}},
 		{"ORCHESTRATOR_LOGS_TEXT_RETENTION", "1h", func(c *Config) { c.Logs.TextRetention = time.Hour }},
 		{"ORCHESTRATOR_LOGS_JSONL_RETENTION", "2h", func(c *Config) { c.Logs.JSONLRetention = 2 * time.Hour }},
+		{"ORCHESTRATOR_LOGS_HISTORY_KEEP", "6", func(c *Config) { c.Logs.HistoryKeep = 6 }},
 		{"ORCHESTRATOR_METRICS_TEXTFILE", "out.prom", func(c *Config) { c.Metrics.Textfile = "out.prom" }},
 		{"ORCHESTRATOR_NOTIFY_COMMAND", "./tell-me.sh", func(c *Config) { c.Notify.Command = "./tell-me.sh" }},
 		{"ORCHESTRATOR_LOOP_KILL_GRACE", "3s", func(c *Config) { c.Loop.KillGrace = 3 * time.Second }},

@@ -74,6 +74,7 @@ var fixedSettings = []setting{
 
 	durationKey("logs.text_retention", func(c *Config, d time.Duration) { c.Logs.TextRetention = d }),
 	durationKey("logs.jsonl_retention", func(c *Config, d time.Duration) { c.Logs.JSONLRetention = d }),
+	intKey("logs.history_keep", 0, func(c *Config, n int) { c.Logs.HistoryKeep = n }),
 
 	stringKey("metrics.textfile", nil, func(c *Config, s string) { c.Metrics.Textfile = s }),
 
