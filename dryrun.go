@@ -19,6 +19,7 @@ func (r *Runner) DryRun(w io.Writer) error {
 	if err := q.Err(); err != nil {
 		return err
 	}
+	o.WarnQuarantined(q.QuarantineFindings())
 	if err := st.Err(); err != nil {
 		return err
 	}

@@ -51,9 +51,10 @@ func (o *Orchestrator) Explain(ids []string) (Explanation, error) {
 			return ex, err
 		}
 	}
+	o.WarnQuarantined(q.QuarantineFindings())
 	for _, id := range ids {
-		if q.Issue(id) == nil {
-			return ex, &issuequeue.NotFoundError{File: q.Name(), Key: id}
+		if _, err := q.Lookup(id); err != nil {
+			return ex, err
 		}
 	}
 	in, err := o.inputs(q, st)

@@ -294,6 +294,10 @@ func (o *Orchestrator) guardAfter(s *guardSnapshot, runID string, loop int) ([]g
 	err := o.store().Update(context.Background(), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
 		var qe, se []issuequeue.Edit
 		for _, old := range s.queue.Issues {
+			if _, err := q.Lookup(old.ID); errors.As(err, new(*issuequeue.QuarantinedError)) {
+				add(false, "%s was made invalid: it is left alone until a person fixes it", old.ID)
+				continue
+			}
 			now := q.Issue(old.ID)
 			if now == nil {
 				qe = append(qe, issuequeue.AppendIssue(old.ID, string(s.queue.IssueSource(old.ID))))

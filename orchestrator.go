@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/autoretry/orchestrator/config"
@@ -24,6 +25,9 @@ type Orchestrator struct {
 	Config    *config.Config
 	Templates *templates.Set
 	Stdout    io.Writer
+	// Stderr, if not nil, gets warnings: the issues of the queue that are
+	// not valid and so are left alone, each told once.
+	Stderr io.Writer
 	// Now returns the current time. If Now is nil, time.Now is used.
 	Now func() time.Time
 	// Invocation is how a person runs this tool for this directory, used in
@@ -37,6 +41,9 @@ type Orchestrator struct {
 	// it as it comes, then Sum returns the signature. It must be set for
 	// Fail and FailFrom.
 	NewSignature func() (SignatureWriter, error)
+
+	warnMu sync.Mutex
+	warned map[string]bool // findings told on Stderr
 }
 
 // SignatureWriter computes a failure signature of what is written to it
@@ -56,7 +63,35 @@ func (o *Orchestrator) now() time.Time {
 func (o *Orchestrator) paths() issuequeue.Paths { return issuequeue.Paths{Dir: o.Dir} }
 
 func (o *Orchestrator) store() *issuequeue.Store {
-	return &issuequeue.Store{Paths: o.paths(), LockWait: o.LockWait, Command: o.Command}
+	return &issuequeue.Store{Paths: o.paths(), LockWait: o.LockWait, Command: o.Command, Warn: o.WarnQuarantined}
+}
+
+// WarnQuarantined tells Stderr about findings that quarantine issues, each
+// once however often the queue is read.
+func (o *Orchestrator) WarnQuarantined(fs []issuequeue.Finding) {
+	if o.Stderr == nil {
+		return
+	}
+	o.warnMu.Lock()
+	defer o.warnMu.Unlock()
+	if o.warned == nil {
+		o.warned = map[string]bool{}
+	}
+	var fresh []issuequeue.Finding
+	for _, f := range fs {
+		if s := f.String(); !o.warned[s] {
+			o.warned[s] = true
+			fresh = append(fresh, f)
+		}
+	}
+	WarnQuarantined(o.Stderr, fresh)
+}
+
+// WarnQuarantined writes a warning for each finding that quarantines an issue.
+func WarnQuarantined(w io.Writer, fs []issuequeue.Finding) {
+	for _, f := range fs {
+		fmt.Fprintf(w, "orchestrator: warning: %s (the issue is left alone)\n", f)
+	}
 }
 
 func (o *Orchestrator) log() EventLog { return EventLog{Dir: o.Dir} }
@@ -158,9 +193,9 @@ func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output,
 	output := out.Tail
 	now := o.now()
 	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
-		is := q.Issue(id)
-		if is == nil {
-			return issuequeue.Change{}, &issuequeue.NotFoundError{File: q.Name(), Key: id}
+		is, err := q.Lookup(id)
+		if err != nil {
+			return issuequeue.Change{}, err
 		}
 		u, err := ReadUsage(o.Dir, now)
 		if err != nil {
@@ -209,9 +244,9 @@ func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output,
 func (o *Orchestrator) ResolveFromLoop(ctx context.Context, id string) error {
 	now := o.now()
 	return o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
-		is := q.Issue(id)
-		if is == nil {
-			return issuequeue.Change{}, &issuequeue.NotFoundError{File: q.Name(), Key: id}
+		is, err := q.Lookup(id)
+		if err != nil {
+			return issuequeue.Change{}, err
 		}
 		if is.Verify != "" {
 			return issuequeue.Change{After: func() error {
@@ -232,9 +267,9 @@ func (o *Orchestrator) ResolveFromLoop(ctx context.Context, id string) error {
 func (o *Orchestrator) Resolve(ctx context.Context, id string) error {
 	now := o.now()
 	return o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
-		is := q.Issue(id)
-		if is == nil {
-			return issuequeue.Change{}, &issuequeue.NotFoundError{File: q.Name(), Key: id}
+		is, err := q.Lookup(id)
+		if err != nil {
+			return issuequeue.Change{}, err
 		}
 		after := func() error {
 			if err := o.log().Record(Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: issuequeue.StatusResolved,

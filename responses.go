@@ -56,9 +56,9 @@ func (o *Orchestrator) Fix(ctx context.Context, id, instruction string) error {
 func (o *Orchestrator) respond(ctx context.Context, id, response, detail string, edits func(*issuequeue.Issue) []issuequeue.Edit, done string) error {
 	now := o.now()
 	return o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
-		is := q.Issue(id)
-		if is == nil {
-			return issuequeue.Change{}, &issuequeue.NotFoundError{File: q.Name(), Key: id}
+		is, err := q.Lookup(id)
+		if err != nil {
+			return issuequeue.Change{}, err
 		}
 		after := func() error {
 			lg := o.log()

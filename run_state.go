@@ -87,9 +87,9 @@ func (o *Orchestrator) RetryContext(q *issuequeue.Queue, ids []string) ([]byte, 
 	data := templates.RetryContext{}
 	attempt := 0
 	for _, id := range ids {
-		is := q.Issue(id)
-		if is == nil {
-			return nil, &issuequeue.NotFoundError{File: q.Name(), Key: id}
+		is, err := q.Lookup(id)
+		if err != nil {
+			return nil, err
 		}
 		ti := o.tmplIssue(is)
 		if is.Status != issuequeue.StatusInProgress {

@@ -168,6 +168,7 @@ func (r *Runner) Run(ctx context.Context) (RunReport, error) {
 	if err := q.Err(); err != nil {
 		return rep, err
 	}
+	o.WarnQuarantined(q.QuarantineFindings())
 	if err := st.Err(); err != nil {
 		return rep, err
 	}

@@ -75,6 +75,12 @@ type record struct {
 	fields   []fieldRef // the field rows, first of each name
 	subs     []sub
 	findings []Finding
+	// dup: another record has the same key; quarantined: the record has
+	// errors of its own, so edits leave its bytes alone.
+	dup, quarantined bool
+	// foreign: a section of the session state the tool does not own; its
+	// tables are someone else's to validate.
+	foreign bool
 }
 
 // sub is a subsection of a record: a heading one level below the record's.
@@ -125,14 +131,15 @@ func (d *doc) finding(line, col int, warning bool, format string, args ...any) F
 }
 
 // buildRecord fills in a record's extent and subsections from the headings
-// after headings[hi].
-func (d *doc) buildRecord(key string, hi int) *record {
+// after headings[hi]. A heading marked in stops (if not nil) ends the
+// record whatever its level.
+func (d *doc) buildRecord(key string, hi int, stops []bool) *record {
 	hs := d.s.headings
 	h := hs[hi]
 	r := &record{key: key, h: h, start: h.start, end: len(d.src), endLine: d.s.nLines()}
 	j := hi + 1
 	for ; j < len(hs); j++ {
-		if hs[j].level <= h.level {
+		if hs[j].level <= h.level || (stops != nil && stops[j]) {
 			r.end, r.endLine = hs[j].start, hs[j].line
 			break
 		}
@@ -160,11 +167,14 @@ func (d *doc) buildRecord(key string, hi int) *record {
 	return r
 }
 
-// addRecord adds r, found under its key, to the records.
+// addRecord adds r, found under its key, to the records. A key seen before
+// keeps its first record.
 func (d *doc) addRecord(r *record) {
 	r.idx = len(d.records)
 	d.records = append(d.records, r)
-	d.byKey[r.key] = r
+	if _, seen := d.byKey[r.key]; !seen {
+		d.byKey[r.key] = r
+	}
 }
 
 // introEnd is the line where the record's field table must have started:
@@ -243,7 +253,9 @@ func (d *doc) parseTables(check func(i int)) {
 		wg.Wait()
 	}
 	for _, r := range d.records {
-		d.findings = append(d.findings, r.findings...)
+		if !r.foreign {
+			d.findings = append(d.findings, r.findings...)
+		}
 	}
 }
 
@@ -446,6 +458,34 @@ func (d *doc) errs() []Finding {
 		}
 	}
 	return out
+}
+
+// QuarantinedError reports a command's refusal to act on an issue that has
+// errors of its own. Nothing was written.
+type QuarantinedError struct {
+	File, Key string
+	Findings  []Finding
+}
+
+func (e *QuarantinedError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s is not valid, so it is left alone; nothing was written:", e.Key)
+	for _, f := range e.Findings {
+		b.WriteString("\n")
+		b.WriteString(f.String())
+	}
+	return b.String()
+}
+
+func (d *doc) quarantinedError(r *record) error {
+	var fs []Finding
+	for _, f := range r.findings {
+		if !f.Warning {
+			fs = append(fs, f)
+		}
+	}
+	sortFindings(fs)
+	return &QuarantinedError{File: d.name, Key: r.key, Findings: fs}
 }
 
 func (d *doc) validationError() error {

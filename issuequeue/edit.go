@@ -131,6 +131,9 @@ func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]
 			continue
 		}
 		r, ok := d.byKey[e.key]
+		if ok && r.quarantined {
+			return nil, d.quarantinedError(r)
+		}
 		if !ok {
 			head, ok := "", false
 			if newRecord != nil && e.kind == editField {

@@ -38,16 +38,19 @@ func ExampleParseQueue() {
 	owner, _ := q.Issue("ISSUE-20261122-001").Field("owner")
 	fmt.Println("owner:", owner)
 	fmt.Println("summary:", q.Issue("ISSUE-20261122-001").Summary())
+	for _, is := range q.Quarantined {
+		fmt.Println("quarantined:", is.ID)
+	}
 	for _, f := range q.Findings() {
 		fmt.Println(f)
 	}
 	fmt.Println("next:", q.NextID(time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)))
 	// Output:
 	// ISSUE-20261122-001: critical, pending, auto-retry true, 2 retries, type bug
-	// ISSUE-20261122-002: medium, pending, auto-retry false, 0 retries, type bug
 	// owner: alice
 	// summary: Server fails to start
-	// issue_queue.md:20:3: Status: "pendng" is not a status (pending, in_progress, resolved, escalated, skipped); did you mean "pending"?
+	// quarantined: ISSUE-20261122-002
+	// issue_queue.md:20:3: Status: "pendng" is not a status (pending, in_progress, resolved, escalated, skipped, or a synonym such as completed or wont_fix); did you mean "pending"?
 	// issue_queue.md:21:3: Retry-Count: "abc" is not a whole number
 	// next: ISSUE-20261122-003
 }

@@ -2,11 +2,14 @@ package issuequeue
 
 import (
 	"fmt"
-	"github.com/autoretry/orchestrator/internal/suggest"
+	"maps"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/autoretry/orchestrator/internal/suggest"
 )
 
 // Status values.
@@ -23,6 +26,21 @@ var Priorities = []string{"critical", "high", "medium", "low"}
 
 // Statuses lists every valid Status.
 var Statuses = []string{StatusPending, StatusInProgress, StatusResolved, StatusEscalated, StatusSkipped}
+
+// StatusSynonyms maps the statuses other tools and people write to the
+// tool's own. A synonym reads as its status and stays in the file as
+// written until the tool sets the Status.
+var StatusSynonyms = map[string]string{
+	"completed": StatusResolved, // fixed and verified
+	"complete":  StatusResolved,
+	"wont_fix":  StatusSkipped, // rejected
+	"duplicate": StatusSkipped, // merged into another issue
+	"accepted":  StatusPending, // acknowledged, ready for work
+}
+
+// statusWords are the words a Status may hold: the statuses and their
+// synonyms.
+var statusWords = append(slices.Clone(Statuses), slices.Sorted(maps.Keys(StatusSynonyms))...)
 
 // Field names as the tool writes them; reading ignores case.
 const (
@@ -55,8 +73,13 @@ const (
 
 // Queue is a parsed issue_queue.md.
 type Queue struct {
-	d      *doc
-	Issues []*Issue // in the order of d.records
+	d *doc
+	// Issues are the valid issues, Quarantined the others, each in file
+	// order.
+	Issues      []*Issue
+	Quarantined []*Issue
+	all         []*Issue  // both, in the order of d.records
+	fileErrs    []Finding // the errors that are no issue's own
 }
 
 // Issue is one issue with its fields read and defaults applied.
@@ -77,8 +100,9 @@ type Issue struct {
 	SignatureRepeatCount   int
 	Verify                 string
 
-	q *Queue
-	r *record
+	q        *Queue
+	r        *record
+	findings []Finding // its errors; any quarantines it
 }
 
 // validID reports whether id is ISSUE-YYYYMMDD-NNN (three or more digits).
@@ -99,9 +123,11 @@ func allDigits(s string) bool {
 	return len(s) > 0
 }
 
-// validSignature reports whether v is 64 lowercase hex digits.
+// validSignature reports whether v is a signature: 64 lowercase hex
+// digits, or their first 16, which some tools record instead (a short one
+// matches the full signature it starts).
 func validSignature(v string) bool {
-	if len(v) != 64 {
+	if len(v) != 64 && len(v) != 16 {
 		return false
 	}
 	for i := 0; i < len(v); i++ {
@@ -112,50 +138,88 @@ func validSignature(v string) bool {
 	return true
 }
 
-// issueTitleish reports whether a heading's title starts like an issue's,
-// in any case.
+// issueTitleish reports whether a heading's title starts like an issue's:
+// "ISSUE-" in any case followed by a digit. Other titles that start with
+// the word ("Issue-tracking notes", "Issue-to-Task Linkage") are prose.
 func issueTitleish(title string) bool {
-	return len(title) >= 6 && strings.EqualFold(title[:6], "ISSUE-")
+	return len(title) >= 7 && strings.EqualFold(title[:6], "ISSUE-") && '0' <= title[6] && title[6] <= '9'
+}
+
+// issueHeadingID returns the ID part of an issue heading's title.
+func issueHeadingID(title string) string {
+	if i := strings.IndexAny(title, " \t:"); i > 0 {
+		return title[:i]
+	}
+	return title
 }
 
 // ParseQueue parses an issue queue. name is the path used in findings. It
-// never fails: problems are findings, see Findings and Err.
+// never fails: problems are findings, see Findings and Err. An issue with
+// an error of its own (a bad value, a malformed table, an ID used twice) is
+// quarantined: it is in Quarantined, not in Issues, and edits refuse it.
 func ParseQueue(name string, src []byte) *Queue {
 	d := newDoc(name, src)
 	q := &Queue{d: d}
+	// An issue heading ends the issue before it, whatever the levels: an
+	// issue nested under another is an issue of its own, not a part of it.
+	isIssue := make([]bool, len(d.s.headings))
 	for hi, h := range d.s.headings {
 		if !issueTitleish(h.title) {
 			continue
 		}
-		id := h.title
-		if i := strings.IndexAny(id, " \t:"); i > 0 {
-			id = id[:i]
-		}
+		id := issueHeadingID(h.title)
 		switch {
 		case h.setext:
 			d.findings = append(d.findings, d.finding(h.line, 1, true,
 				"%q is underlined, which makes it a heading but not an issue; write it as \"## %s\"", h.title, id))
-			continue
 		case h.level != 2 && h.level != 3:
 			d.findings = append(d.findings, d.finding(h.line, 1, true,
 				"%s is a level-%d heading; only ## and ### headings are issues", id, h.level))
+		default:
+			isIssue[hi] = true
+		}
+	}
+	var outer *record // the last issue, for nesting
+	for hi, h := range d.s.headings {
+		if !isIssue[hi] {
+			if outer != nil && h.level <= outer.h.level {
+				outer = nil
+			}
 			continue
-		case !validID(id):
-			d.findings = append(d.findings, d.finding(h.line, 1, false,
-				"malformed issue ID %q: want ISSUE-YYYYMMDD-NNN, e.g. ISSUE-20261122-001", id))
-			continue
+		}
+		id := issueHeadingID(h.title)
+		r := d.buildRecord(id, hi, isIssue)
+		if !validID(id) {
+			hint := ""
+			if up := strings.ToUpper(id); up != id && validID(up) {
+				hint = fmt.Sprintf("; did you mean %q?", up)
+			}
+			r.findings = append(r.findings, d.finding(h.line, 1, false,
+				"malformed issue ID %q: want ISSUE-YYYYMMDD-NNN, e.g. ISSUE-20261122-001%s", id, hint))
 		}
 		if first, dup := d.byKey[id]; dup {
-			d.findings = append(d.findings, d.finding(h.line, 1, false, "duplicate issue ID %s (first at line %d)", id, first.h.line+1))
-			continue
+			r.findings = append(r.findings, d.finding(h.line, 1, false,
+				"duplicate issue ID %s (first at line %d); rename one of them", id, first.h.line+1))
+			if !first.dup {
+				first.findings = append(first.findings, d.finding(first.h.line, 1, false,
+					"duplicate issue ID %s (again at line %d); rename one of them", id, h.line+1))
+			}
+			first.dup, r.dup = true, true
 		}
-		r := d.buildRecord(id, hi)
+		if outer != nil && h.level > outer.h.level && validID(id) {
+			r.findings = append(r.findings, d.finding(h.line, 1, true,
+				"%s (level %d) is under %s (level %d): it is an issue of its own, and %s ends here; give both the same heading level",
+				id, h.level, outer.key, outer.h.level, outer.key))
+		} else {
+			outer = r
+		}
 		d.addRecord(r)
-		q.Issues = append(q.Issues, &Issue{ID: id, Line: h.line + 1, q: q, r: r})
+		q.all = append(q.all, &Issue{ID: id, Line: h.line + 1, q: q, r: r})
 	}
+	oneFence := map[int]bool{}
 	for _, hd := range d.s.hidden {
-		if hd.where == "a fenced code block" && q.inSection(hd.line) {
-			continue // text such as failure output, fenced on purpose
+		if hd.where == "a fenced code block" && q.fencedByTool(hd.line, oneFence) {
+			continue // text the tool fenced on purpose
 		}
 		d.findings = append(d.findings, d.finding(hd.line, 1, true,
 			"%q is inside %s, so it is not an issue", strings.TrimSpace(string(d.s.lineText(hd.line))), hd.where))
@@ -164,28 +228,68 @@ func ParseQueue(name string, src []byte) *Queue {
 		d.findings = append(d.findings, d.finding(hd.line, 1, false,
 			"cannot tell whether this line is inside %s or not; separate it with a blank line (and close any code fence)", hd.where))
 	}
-	d.parseTables(func(i int) { q.Issues[i].load() }) // records and issues are in the same order
+	// Every error found so far is the file's; the records' own come next.
+	q.fileErrs = d.errs()
+	d.parseTables(func(i int) { q.all[i].load() }) // records and issues are in the same order
+	for _, is := range q.all {
+		for _, f := range is.r.findings {
+			if !f.Warning {
+				is.findings = append(is.findings, f)
+			}
+		}
+		if len(is.findings) > 0 {
+			sortFindings(is.findings)
+			is.r.quarantined = true
+			q.Quarantined = append(q.Quarantined, is)
+		} else {
+			q.Issues = append(q.Issues, is)
+		}
+	}
 	sortFindings(d.findings)
 	return q
 }
 
-// inSection reports whether line lies in a subsection of an issue. Records
-// are in file order, so this is a binary search: a queue may hold many
-// fenced outputs that mention issue headings.
-func (q *Queue) inSection(line int) bool {
+// fencedByTool reports whether line lies in a subsection of an issue whose
+// body the tool writes fenced: command output in Failure Details, or a
+// body that is one fenced block. A person's fence elsewhere, between or
+// after issues, is not. Records are in file order, so this is a binary
+// search: a queue may hold many fenced outputs that mention issue headings.
+func (q *Queue) fencedByTool(line int, oneFence map[int]bool) bool {
 	rs := q.d.records
 	i := sort.Search(len(rs), func(i int) bool { return rs[i].h.line > line }) - 1
 	if i < 0 || line >= rs[i].endLine {
 		return false
 	}
-	return len(rs[i].subs) > 0 && line >= rs[i].subs[0].h.line
+	for _, sb := range rs[i].subs {
+		if line < sb.h.line || line >= sb.endLine {
+			continue
+		}
+		if strings.EqualFold(sb.name, SectionFailureDetails) {
+			return true
+		}
+		one, ok := oneFence[sb.start]
+		if !ok {
+			body := strings.Trim(strings.ReplaceAll(string(q.d.src[sb.body:sb.end]), "\r\n", "\n"), "\n \t")
+			one = unfence(body) != body
+			oneFence[sb.start] = one
+		}
+		return one
+	}
+	return false
 }
 
 // Findings returns every problem found, errors and warnings, in file order.
 func (q *Queue) Findings() []Finding { return q.d.findings }
 
-// Err returns a *ValidationError if the queue has error-level findings.
-func (q *Queue) Err() error { return q.d.validationError() }
+// Err returns a *ValidationError if the file as a whole has error-level
+// findings (its structure cannot be read safely), which no command may
+// change. The errors of a single issue quarantine that issue instead.
+func (q *Queue) Err() error {
+	if len(q.fileErrs) > 0 {
+		return &ValidationError{File: q.d.name, Findings: q.fileErrs}
+	}
+	return nil
+}
 
 // Source returns the bytes the queue was parsed from.
 func (q *Queue) Source() []byte { return q.d.src }
@@ -193,12 +297,39 @@ func (q *Queue) Source() []byte { return q.d.src }
 // Name returns the file name used in findings.
 func (q *Queue) Name() string { return q.d.name }
 
-// Issue returns the issue with the given ID, or nil.
+// Issue returns the valid issue with the given ID, or nil.
 func (q *Queue) Issue(id string) *Issue {
-	if r := q.d.byKey[id]; r != nil {
-		return q.Issues[r.idx]
+	if r := q.d.byKey[id]; r != nil && !r.quarantined {
+		return q.all[r.idx]
 	}
 	return nil
+}
+
+// Lookup returns the issue with the given ID for a command that acts on
+// it: a *NotFoundError if there is none, a *QuarantinedError if it is not
+// valid.
+func (q *Queue) Lookup(id string) (*Issue, error) {
+	r := q.d.byKey[id]
+	switch {
+	case r == nil:
+		return nil, &NotFoundError{File: q.d.name, Key: id}
+	case r.quarantined:
+		return nil, q.d.quarantinedError(r)
+	}
+	return q.all[r.idx], nil
+}
+
+// Findings returns the errors that quarantine the issue; none for a valid one.
+func (is *Issue) Findings() []Finding { return is.findings }
+
+// QuarantineFindings returns the errors of every quarantined issue, in file
+// order: what each command that reads the queue warns about.
+func (q *Queue) QuarantineFindings() []Finding {
+	var out []Finding
+	for _, is := range q.Quarantined {
+		out = append(out, is.findings...)
+	}
+	return out
 }
 
 // Field returns the raw (unescaped) value of any field, known or not, and
@@ -214,8 +345,9 @@ func (is *Issue) PendingAutoRetry() bool {
 // Section returns the text of a subsection (a fenced body comes back unfenced).
 func (is *Issue) Section(name string) (string, bool) { return is.q.d.sectionText(is.r, name) }
 
-// Summary returns the first line of the Summary section, or the heading's
-// text after the ID.
+// Summary returns the first line of the Summary section, or of a
+// "**Summary:** text" paragraph before the issue's first subsection, or
+// the heading's text after the ID.
 func (is *Issue) Summary() string {
 	if s, ok := is.Section(SectionSummary); ok {
 		for _, l := range strings.Split(s, "\n") {
@@ -224,7 +356,29 @@ func (is *Issue) Summary() string {
 			}
 		}
 	}
+	d := is.q.d
+	for k := is.r.paras[0]; k < is.r.paras[1]; k++ {
+		p := d.s.paras[k]
+		for i := p.line; i < p.endLine; i++ {
+			if s, ok := boldSummary(string(d.s.lineText(i))); ok {
+				return s
+			}
+		}
+	}
 	return strings.TrimLeft(strings.TrimPrefix(is.r.h.title, is.ID), " \t:")
+}
+
+// boldSummary reads a "**Summary:** text" (or "**Summary**: text") line.
+func boldSummary(l string) (string, bool) {
+	l = strings.TrimSpace(l)
+	for _, p := range []string{"**" + SectionSummary + ":**", "**" + SectionSummary + "**:"} {
+		if len(l) > len(p) && strings.EqualFold(l[:len(p)], p) {
+			if s := strings.TrimSpace(l[len(p):]); s != "" {
+				return s, true
+			}
+		}
+	}
+	return "", false
 }
 
 // load reads the typed fields and reports invalid values.
@@ -234,9 +388,9 @@ func (is *Issue) load() {
 		line, col := d.fieldPos(r, field)
 		r.findings = append(r.findings, d.finding(line, col, false, "%s: %s", field, fmt.Sprintf(format, args...)))
 	}
-	if !r.hasTable && r.tablePar < 0 {
-		r.findings = append(r.findings, d.finding(r.h.line, 1, false,
-			"%s has no field table; start it with | Field | Value | right under the heading", is.ID))
+	if !r.hasTable && r.tablePar < 0 && validID(is.ID) && !r.dup {
+		r.findings = append(r.findings, d.finding(r.h.line, 1, true,
+			"%s has no field table, so every field has its default; start it with | Field | Value | right under the heading", is.ID))
 	}
 	get := func(f string) string { v, _ := d.field(r, f); return strings.TrimSpace(v) }
 
@@ -247,9 +401,12 @@ func (is *Issue) load() {
 	is.Priority = enumField(get(FieldPriority), "medium", Priorities, func(v, hint string) {
 		bad(FieldPriority, "%q is not a priority (critical, high, medium, low)%s", v, hint)
 	})
-	is.Status = enumField(get(FieldStatus), StatusPending, Statuses, func(v, hint string) {
-		bad(FieldStatus, "%q is not a status (pending, in_progress, resolved, escalated, skipped)%s", v, hint)
+	is.Status = enumField(get(FieldStatus), StatusPending, statusWords, func(v, hint string) {
+		bad(FieldStatus, "%q is not a status (pending, in_progress, resolved, escalated, skipped, or a synonym such as completed or wont_fix)%s", v, hint)
 	})
+	if s, ok := StatusSynonyms[is.Status]; ok {
+		is.Status = s
+	}
 	is.Source, is.Category, is.Verify = get(FieldSource), get(FieldCategory), get(FieldVerify)
 	if v := get(FieldCreated); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
@@ -288,7 +445,7 @@ func (is *Issue) load() {
 	}
 	if v := get(FieldFailureSignature); v != "" {
 		if !validSignature(v) {
-			bad(FieldFailureSignature, "%q is not a signature (64 lowercase hex digits, or empty)", v)
+			bad(FieldFailureSignature, "%q is not a signature (64 lowercase hex digits, or their first 16, or empty)", v)
 		} else {
 			is.FailureSignature = v
 		}
@@ -300,6 +457,57 @@ func (is *Issue) load() {
 		}
 		is.PreviousSignatures = sigs
 	}
+	for i := range r.fields {
+		f := &r.fields[i]
+		name := unescapeCell(string(d.src[f.name.start:f.name.end]))
+		if known := nearField(name); known != "" {
+			r.findings = append(r.findings, d.finding(int(f.line), d.s.col(int(f.name.start)), false,
+				"unknown field %q, which is ignored as written; did you mean %q?", name, known))
+		}
+	}
+}
+
+// knownFields are the fields the tool reads.
+var knownFields = []string{FieldType, FieldPriority, FieldStatus, FieldSource, FieldCategory, FieldCreated,
+	FieldAutoRetry, FieldRetryCount, FieldMaxRetries, FieldFailureSignature, FieldPreviousSignatures,
+	FieldSignatureRepeatCount, FieldHalted, FieldBlocking, FieldVerify}
+
+// nearField returns the known field that name, which is not one, was
+// meant to be: the same words spelt another way ("AutoRetry", "Retry
+// Count", "Max-Retry") or a long name with one letter changed. Other names
+// are a person's own fields, and "" is returned.
+func nearField(name string) string {
+	stem := fieldStem(name)
+	if stem == "" {
+		return ""
+	}
+	for _, k := range knownFields {
+		if strings.EqualFold(name, k) {
+			return ""
+		}
+	}
+	for _, k := range knownFields {
+		ks := fieldStem(k)
+		if stem == ks || (len(ks) >= 6 && len(stem) == len(ks) && suggest.Distance(stem, ks) == 1) {
+			return k
+		}
+	}
+	return ""
+}
+
+// fieldStem is a field name's letters and digits in lower case, singular.
+func fieldStem(name string) string {
+	var b strings.Builder
+	for _, c := range strings.ToLower(name) {
+		if 'a' <= c && c <= 'z' || '0' <= c && c <= '9' {
+			b.WriteRune(c)
+		}
+	}
+	s := strings.TrimSuffix(b.String(), "s")
+	if t, ok := strings.CutSuffix(s, "ie"); ok {
+		s = t + "y"
+	}
+	return s
 }
 
 // enumField validates v against allowed (case-insensitively), returning the
@@ -346,7 +554,7 @@ func ParseSignatureList(v string) ([]string, error) {
 	for _, p := range strings.Split(inner, ",") {
 		p = strings.TrimSpace(p)
 		if !validSignature(p) {
-			return nil, fmt.Errorf("%q in the list is not a signature (64 lowercase hex digits)", p)
+			return nil, fmt.Errorf("%q in the list is not a signature (64 lowercase hex digits, or their first 16)", p)
 		}
 		out = append(out, p)
 	}
@@ -370,7 +578,7 @@ func sortFindings(fs []Finding) {
 func (q *Queue) NextID(now time.Time) string {
 	date := now.UTC().Format("20060102")
 	high := 0
-	for _, is := range q.Issues {
+	for _, is := range q.all {
 		if validID(is.ID) && is.ID[6:14] == date {
 			if n, err := strconv.Atoi(is.ID[15:]); err == nil && n > high {
 				high = n

@@ -237,7 +237,7 @@ func TestFieldNamesIgnoreCase(t *testing.T) {
 		"| a\\|b | piped |",
 		"| Größe | groß |",
 		"| Verify | |",
-		"| Verif | short |",
+		"| Verified | short |",
 	)))
 	if err := q.Err(); err != nil {
 		t.Fatal(err)
@@ -245,7 +245,7 @@ func TestFieldNamesIgnoreCase(t *testing.T) {
 	is := q.Issue("ISSUE-20261122-001")
 	for _, tt := range []struct{ name, want string }{
 		{"status", "pending"}, {"Status", "pending"}, {"A|B", "piped"}, {"GRÖSSE", ""}, {"größe", "groß"},
-		{"verify", ""}, {"verif", "short"}, {"veri", ""}, {"Verify!", ""},
+		{"verify", ""}, {"verified", "short"}, {"verifie", ""}, {"veri", ""}, {"Verify!", ""},
 	} {
 		v, ok := is.Field(tt.name)
 		if v != tt.want || ok != (tt.want != "" || tt.name == "verify") {
@@ -373,11 +373,11 @@ func TestFindings(t *testing.T) {
 		{"negative number, col of the name cell", issueWith("|   Max-Retries | -1 |"),
 			[]string{`issue_queue.md:7:5: Max-Retries: "-1" is not a whole number`}},
 		{"status with did you mean", issueWith("| Status | pendng |"),
-			[]string{`issue_queue.md:7:3: Status: "pendng" is not a status (pending, in_progress, resolved, escalated, skipped); did you mean "pending"?`}},
+			[]string{`issue_queue.md:7:3: Status: "pendng" is not a status (pending, in_progress, resolved, escalated, skipped, or a synonym such as completed or wont_fix); did you mean "pending"?`}},
 		{"status prefix", issueWith("| Status | resol |"),
-			[]string{`issue_queue.md:7:3: Status: "resol" is not a status (pending, in_progress, resolved, escalated, skipped); did you mean "resolved"?`}},
+			[]string{`issue_queue.md:7:3: Status: "resol" is not a status (pending, in_progress, resolved, escalated, skipped, or a synonym such as completed or wont_fix); did you mean "resolved"?`}},
 		{"status far from any", issueWith("| Status | done |"),
-			[]string{`issue_queue.md:7:3: Status: "done" is not a status (pending, in_progress, resolved, escalated, skipped)`}},
+			[]string{`issue_queue.md:7:3: Status: "done" is not a status (pending, in_progress, resolved, escalated, skipped, or a synonym such as completed or wont_fix)`}},
 		{"priority", issueWith("| Priority | urgent |", "| Type | x |", "| Priority2 | hihg |"),
 			[]string{`issue_queue.md:7:3: Priority: "urgent" is not a priority (critical, high, medium, low)`}},
 		{"priority did you mean", issueWith("| Priority | hgh |"),
@@ -388,11 +388,11 @@ func TestFindings(t *testing.T) {
 		{"bad created", issueWith("| Created | 2026-11-22 10:00 |"),
 			[]string{`issue_queue.md:7:3: Created: "2026-11-22 10:00" is not an RFC 3339 time such as 2026-11-22T10:00:00Z`}},
 		{"bad signature", issueWith("| Failure-Signature | " + strings.ToUpper(sig) + " |"),
-			[]string{`issue_queue.md:7:3: Failure-Signature: "` + strings.ToUpper(sig) + `" is not a signature (64 lowercase hex digits, or empty)`}},
+			[]string{`issue_queue.md:7:3: Failure-Signature: "` + strings.ToUpper(sig) + `" is not a signature (64 lowercase hex digits, or their first 16, or empty)`}},
 		{"previous signatures not a list", issueWith("| Previous-Signatures | " + sig + " |"),
 			[]string{`issue_queue.md:7:3: Previous-Signatures: "` + sig + `" is not a list such as [] or [h1, h2]`}},
 		{"previous signatures bad element", issueWith("| Previous-Signatures | [" + sig + ", abc] |"),
-			[]string{`issue_queue.md:7:3: Previous-Signatures: "abc" in the list is not a signature (64 lowercase hex digits)`}},
+			[]string{`issue_queue.md:7:3: Previous-Signatures: "abc" in the list is not a signature (64 lowercase hex digits, or their first 16)`}},
 		{"duplicate field rows", issueWith("| Status | pending |", "| status | resolved |"),
 			[]string{`issue_queue.md:8:3: field "status" appears twice in ISSUE-20261122-001 (first at line 7)`}},
 		{"row wider than header", issueWith("| Status | pending | extra |"),
@@ -404,16 +404,17 @@ func TestFindings(t *testing.T) {
 		{"one-column table", "## ISSUE-20261122-001\n\n| Field |\n|---|\n| Status |\n",
 			[]string{`issue_queue.md:3:1: the field table needs two columns, | Field | Value |`}},
 		{"no field table", "## ISSUE-20261122-001\n\n### Summary\n| Status | pending |\n|---|---|\n",
-			[]string{`issue_queue.md:1:1: ISSUE-20261122-001 has no field table; start it with | Field | Value | right under the heading`}},
+			[]string{`issue_queue.md:1:1: warning: ISSUE-20261122-001 has no field table, so every field has its default; start it with | Field | Value | right under the heading`}},
 		{"no field table, prose with a pipe", "## ISSUE-20261122-001\n\nuse a | b\n",
-			[]string{`issue_queue.md:1:1: ISSUE-20261122-001 has no field table; start it with | Field | Value | right under the heading`}},
+			[]string{`issue_queue.md:1:1: warning: ISSUE-20261122-001 has no field table, so every field has its default; start it with | Field | Value | right under the heading`}},
 		{"malformed IDs", "## ISSUE-2026-1\n\n## ISSUE-20261122-01\n\n### ISSUE-20261122-001x\n\n## issue-20261122-001\n",
 			[]string{`issue_queue.md:1:1: malformed issue ID "ISSUE-2026-1": want ISSUE-YYYYMMDD-NNN, e.g. ISSUE-20261122-001`,
 				`issue_queue.md:3:1: malformed issue ID "ISSUE-20261122-01": want ISSUE-YYYYMMDD-NNN, e.g. ISSUE-20261122-001`,
 				`issue_queue.md:5:1: malformed issue ID "ISSUE-20261122-001x": want ISSUE-YYYYMMDD-NNN, e.g. ISSUE-20261122-001`,
-				`issue_queue.md:7:1: malformed issue ID "issue-20261122-001": want ISSUE-YYYYMMDD-NNN, e.g. ISSUE-20261122-001`}},
-		{"duplicate IDs", "## ISSUE-20261122-001\n\n| Field | Value |\n|---|---|\n\n### ISSUE-20261122-001\n",
-			[]string{`issue_queue.md:6:1: duplicate issue ID ISSUE-20261122-001 (first at line 1)`}},
+				`issue_queue.md:7:1: malformed issue ID "issue-20261122-001": want ISSUE-YYYYMMDD-NNN, e.g. ISSUE-20261122-001; did you mean "ISSUE-20261122-001"?`}},
+		{"duplicate IDs", "## ISSUE-20261122-001\n\n| Field | Value |\n|---|---|\n\n## ISSUE-20261122-001\n\n| Field | Value |\n|---|---|\n",
+			[]string{`issue_queue.md:1:1: duplicate issue ID ISSUE-20261122-001 (again at line 6); rename one of them`,
+				`issue_queue.md:6:1: duplicate issue ID ISSUE-20261122-001 (first at line 1); rename one of them`}},
 		{"unclosed fence", issueWith() + "\n### Failure Details\n```\n## ISSUE-20261122-002\n\n| Field | Value |\n|---|---|\n",
 			[]string{`issue_queue.md:13:1: this code fence is never closed, so everything after it is code; close it with a line of ` + "```"}},
 		{"unclosed comment", issueWith() + "<!-- notes\n## ISSUE-20261122-002\n",
@@ -446,12 +447,14 @@ func TestFindings(t *testing.T) {
 					errs++
 				}
 			}
-			err := q.Err()
-			if (err != nil) != (errs > 0) {
-				t.Errorf("Err() = %v with %d error findings", err, errs)
+			// Every error is either the file's (Err) or an issue's, which
+			// quarantines that issue.
+			fileErrs := 0
+			if err := q.Err(); err != nil {
+				fileErrs = len(err.(*ValidationError).Findings)
 			}
-			if err != nil && len(err.(*ValidationError).Findings) != errs {
-				t.Errorf("ValidationError lists %d findings, want the %d errors", len(err.(*ValidationError).Findings), errs)
+			if n := len(q.QuarantineFindings()); fileErrs+n != errs {
+				t.Errorf("%d file errors and %d issue errors, want the %d errors", fileErrs, n, errs)
 			}
 		})
 	}
@@ -467,20 +470,28 @@ func TestFindingsAllAtOnce(t *testing.T) {
 	q := ParseQueue("issue_queue.md", []byte(src))
 	want := []string{
 		`issue_queue.md:4:1: warning: "## ISSUE-20261122-009" is inside a fenced code block, so it is not an issue`,
-		`issue_queue.md:11:3: Status: "pendng" is not a status (pending, in_progress, resolved, escalated, skipped); did you mean "pending"?`,
+		`issue_queue.md:7:1: duplicate issue ID ISSUE-20261122-001 (again at line 15); rename one of them`,
+		`issue_queue.md:11:3: Status: "pendng" is not a status (pending, in_progress, resolved, escalated, skipped, or a synonym such as completed or wont_fix); did you mean "pending"?`,
 		`issue_queue.md:12:3: Retry-Count: "abc" is not a whole number`,
 		`issue_queue.md:13:3: Halted: "nope" is not true or false (yes and no work too)`,
-		`issue_queue.md:15:1: duplicate issue ID ISSUE-20261122-001 (first at line 7)`,
+		`issue_queue.md:15:1: duplicate issue ID ISSUE-20261122-001 (first at line 7); rename one of them`,
+		`issue_queue.md:19:3: Priority: "hgih" is not a priority (critical, high, medium, low); did you mean "high"?`,
 		`issue_queue.md:21:1: malformed issue ID "ISSUE-1": want ISSUE-YYYYMMDD-NNN, e.g. ISSUE-20261122-001`,
 	}
 	if got := findingStrings(q.Findings()); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("findings:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	var ve *ValidationError
-	if err := q.Err(); err == nil {
-		t.Fatal("Err() = nil")
-	} else if ve = err.(*ValidationError); len(ve.Findings) != 5 || !strings.Contains(err.Error(), "issue_queue.md:12:3: Retry-Count") {
-		t.Errorf("ValidationError = %v", err)
+	// Each error is an issue's own: every issue is quarantined, and the
+	// file as a whole is fine.
+	if err := q.Err(); err != nil {
+		t.Errorf("Err() = %v", err)
+	}
+	var got []string
+	for _, is := range q.Quarantined {
+		got = append(got, fmt.Sprintf("%s@%d:%d", is.ID, is.Line, len(is.Findings())))
+	}
+	if w := "ISSUE-20261122-001@7:4 ISSUE-20261122-001@15:2 ISSUE-1@21:1"; strings.Join(got, " ") != w || len(q.Issues) != 0 {
+		t.Errorf("quarantined %v, valid %d; want %s, 0", got, len(q.Issues), w)
 	}
 }
 

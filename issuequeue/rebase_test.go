@@ -129,9 +129,9 @@ func TestRebase(t *testing.T) {
 			got, err := q.Rebase([]byte(tt.theirs), tt.edits...)
 			switch {
 			case tt.invalid:
-				var ve *ValidationError
-				if !errors.As(err, &ve) || !strings.Contains(err.Error(), `Retry-Count: "zero" is not a whole number`) {
-					t.Fatalf("Rebase error = %v, want a *ValidationError", err)
+				var qe *QuarantinedError
+				if !errors.As(err, &qe) || qe.Key != id1 || !strings.Contains(err.Error(), `Retry-Count: "zero" is not a whole number`) {
+					t.Fatalf("Rebase error = %v, want a *QuarantinedError", err)
 				}
 			case tt.conflict != nil:
 				var ce *ConflictError

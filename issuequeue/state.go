@@ -2,6 +2,7 @@ package issuequeue
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,6 +31,10 @@ const (
 	StateLimitedUntil        = "limited_until"
 	StateLimitReason         = "reason"
 )
+
+// stateSections are the sections of the session state the tool reads and
+// writes; others (a person's notes, another tool's tables) are left alone.
+var stateSections = []string{SectionAutoRetry, SectionRun, SectionBreaker, SectionRateLimit}
 
 // Circuit breaker states.
 const (
@@ -73,11 +78,16 @@ func ParseState(name string, src []byte) *State {
 		if h.level != 2 {
 			continue
 		}
+		owned := slices.Contains(stateSections, h.title)
 		if _, dup := d.byKey[h.title]; dup {
-			d.findings = append(d.findings, d.finding(h.line, 1, false, "section %q appears twice", h.title))
+			if owned {
+				d.findings = append(d.findings, d.finding(h.line, 1, false, "section %q appears twice", h.title))
+			}
 			continue
 		}
-		d.addRecord(d.buildRecord(h.title, hi))
+		r := d.buildRecord(h.title, hi, nil)
+		r.foreign = !owned
+		d.addRecord(r)
 	}
 	d.parseTables(func(int) {})
 	st.load()

@@ -141,6 +141,9 @@ type Store struct {
 	Paths
 	LockWait time.Duration // 0 means DefaultLockWait
 	Command  string        // recorded in .lock as the holder, e.g. "fail"
+	// Warn, if not nil, is called with the errors of each quarantined
+	// issue of the queue an update reads: the issues it leaves alone.
+	Warn func([]Finding)
 }
 
 // Change is what an update writes.
@@ -194,6 +197,9 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 	}
 	if err := st.Err(); err != nil {
 		return err
+	}
+	if s.Warn != nil && len(q.Quarantined) > 0 {
+		s.Warn(q.QuarantineFindings())
 	}
 	ch, err := fn(q, st)
 	if err != nil {

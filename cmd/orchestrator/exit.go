@@ -70,6 +70,10 @@ func classify(err error) (int, []string) {
 	if errors.As(err, &ve) {
 		return exitUsage, []string{"fix the lines above by hand (orchestrator lint lists every problem); nothing was changed"}
 	}
+	var qe *issuequeue.QuarantinedError
+	if errors.As(err, &qe) {
+		return exitUsage, []string{"fix " + qe.Key + " by hand as the lines above say ('orchestrator lint' lists every problem); the other issues are not affected"}
+	}
 	var nd *issuequeue.NoStateDirError
 	if errors.As(err, &nd) {
 		return exitUsage, []string{"run 'orchestrator init' to create it, or pass --dir DIR"}

@@ -2,10 +2,15 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
+	"syscall"
 
 	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/statefile"
 )
 
 func init() {
@@ -17,7 +22,11 @@ func init() {
 Validates issue_queue.md and session_state.md and prints every problem at once,
 one per line, as FILE:LINE:COL: message — the format editors jump to. Warnings
 (an ISSUE heading hidden in a comment or code block, say) are printed too; they
-do not stop other commands from changing the file, errors do.
+stop nothing. An error in one issue (a bad value, a malformed table, an ID
+used twice) quarantines that issue: every command warns about it and leaves
+it alone, and works on the others. An error in the file as a whole (a code
+fence never closed, say) stops every command that would change it, as does
+a state file that is a link, which is reported too.
 
 Exit status: 0 when both files are clean, 1 when anything was found, 2 when the
 state directory is missing.
@@ -43,7 +52,11 @@ func runLint(ctx context.Context, e *env, args []string) error {
 	for _, f := range findings {
 		fmt.Fprintln(e.stdout, f)
 	}
-	if len(findings) > 0 {
+	links := linkFindings(e.paths())
+	for _, l := range links {
+		fmt.Fprintln(e.stdout, l)
+	}
+	if len(findings)+len(links) > 0 {
 		return silentExit(exitNothing)
 	}
 	fmt.Fprintln(e.stdout, okLine(q, e.paths()))
@@ -59,4 +72,29 @@ func okLine(q *issuequeue.Queue, p issuequeue.Paths) string {
 		}
 	}
 	return fmt.Sprintf("ok: %s: %d issue(s), %d pending auto-retry", p.Queue(), len(q.Issues), pending)
+}
+
+// linkFindings reports the files of the state directory that every write
+// refuses: a symbolic link, a file with more than one hard link, anything
+// but a regular file. They are checked the way the writes check them.
+func linkFindings(p issuequeue.Paths) []string {
+	var out []string
+	report := func(err error) {
+		var ue *statefile.UnsafeFileError
+		if errors.As(err, &ue) {
+			out = append(out, fmt.Sprintf("%s:1:1: %s", ue.Path, ue.Reason))
+		}
+	}
+	for _, path := range []string{p.Queue(), p.State(), p.Archive()} {
+		_, err := statefile.ReadFile(path)
+		report(err)
+	}
+	for _, path := range []string{filepath.Join(p.Dir, statefile.LockFile), p.Ledger(), p.TextLog(), p.History()} {
+		f, err := statefile.OpenNoLink(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+		if err == nil {
+			f.Close()
+		}
+		report(err)
+	}
+	return out
 }

@@ -59,7 +59,7 @@ func (e *env) engine(name string) (*orchestrator.Orchestrator, error) {
 		inv += " --dir " + e.dir
 	}
 	o := &orchestrator.Orchestrator{
-		Dir: e.dir, Config: cfg, Templates: set, Stdout: e.stdout, Command: name, Invocation: inv,
+		Dir: e.dir, Config: cfg, Templates: set, Stdout: e.stdout, Stderr: e.stderr, Command: name, Invocation: inv,
 		NewSignature: e.newSignature,
 	}
 	if fixed {

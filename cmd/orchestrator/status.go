@@ -38,7 +38,10 @@ Flags:
     --all        list every issue that matches
     --status S   list only issues with Status S (pending, in_progress,
                  resolved, escalated, skipped; resolved and skipped
-                 issues are listed only when asked for)
+                 issues are listed only when asked for), or the
+                 quarantined ones: issues with errors of their own,
+                 which every command leaves alone until a person fixes
+                 them (listed first, always)
     --json       print one JSON object instead, for scripts (every issue
                  that matches; --limit applies)
 
@@ -61,7 +64,13 @@ type statusIssue struct {
 	MaxRetries  int    `json:"max_retries"`
 	RepeatCount int    `json:"signature_repeat_count"`
 	Halted      bool   `json:"halted"`
+	// Problems are the errors that quarantine the issue.
+	Problems []string `json:"problems,omitempty"`
 }
+
+// statusQuarantined is the Status status shows for an issue with errors of
+// its own, which no command changes or retries.
+const statusQuarantined = "quarantined"
 
 type statusReport struct {
 	Dir              string         `json:"dir"`
@@ -114,14 +123,15 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	if _, err := e.parseFlags(c, fs, args); err != nil {
 		return err
 	}
-	if *only != "" && !slices.Contains(issuequeue.Statuses, *only) {
-		return usageErr(c, "--status %q is not a status (%s)", *only, strings.Join(issuequeue.Statuses, ", "))
+	if *only != "" && *only != statusQuarantined && !slices.Contains(issuequeue.Statuses, *only) {
+		return usageErr(c, "--status %q is not a status (%s, %s)", *only, strings.Join(issuequeue.Statuses, ", "), statusQuarantined)
 	}
 	p := e.paths()
 	q, st, err := p.Load()
 	if err != nil {
 		return err
 	}
+	orchestrator.WarnQuarantined(e.stderr, q.QuarantineFindings())
 	cfg, err := e.config()
 	if err != nil {
 		return err
@@ -130,6 +140,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	for _, s := range issuequeue.Statuses {
 		r.Counts[s] = 0
 	}
+	r.Counts[statusQuarantined] = len(q.Quarantined)
 	var open []*issuequeue.Issue
 	for _, is := range q.Issues {
 		r.Counts[is.Status]++
@@ -151,12 +162,27 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	default:
 		*limit = max(3, height-12) // the lines around the table
 	}
+	// Quarantined issues come first: each needs a person.
+	var bad []*issuequeue.Issue
+	if *only == "" || *only == statusQuarantined {
+		bad = q.Quarantined
+	}
+	open = append(slices.Clip(bad), open...)
 	if len(open) > *limit {
 		r.More = len(open) - *limit
 		open = open[:*limit]
 	}
 	r.width = width
-	for _, is := range open {
+	for _, is := range open[:min(len(bad), len(open))] {
+		si := statusIssue{ID: is.ID, Summary: is.Summary(), Priority: is.Priority, Status: statusQuarantined,
+			Blocking: is.Blocking, AutoRetry: is.AutoRetry, RetryCount: is.RetryCount, MaxRetries: orchestrator.MaxRetries(cfg, is),
+			RepeatCount: is.SignatureRepeatCount, Halted: is.Halted}
+		for _, f := range is.Findings() {
+			si.Problems = append(si.Problems, f.String())
+		}
+		r.Issues = append(r.Issues, si)
+	}
+	for _, is := range open[min(len(bad), len(open)):] {
 		r.Issues = append(r.Issues, statusIssue{ID: is.ID, Summary: is.Summary(), Priority: is.Priority, Status: is.Status,
 			Blocking: is.Blocking, AutoRetry: is.AutoRetry, RetryCount: is.RetryCount, MaxRetries: orchestrator.MaxRetries(cfg, is),
 			RepeatCount: is.SignatureRepeatCount, Halted: is.Halted})
@@ -207,7 +233,7 @@ func printStatus(e *env, r statusReport) {
 	w := e.stdout
 	var parts []string
 	total := 0
-	for _, s := range issuequeue.Statuses {
+	for _, s := range append(slices.Clip(issuequeue.Statuses), statusQuarantined) {
 		total += r.Counts[s]
 		if r.Counts[s] > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", r.Counts[s], s))

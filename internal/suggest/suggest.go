@@ -40,3 +40,6 @@ func distance(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Distance is the Levenshtein distance between a and b, in bytes.
+func Distance(a, b string) int { return distance(a, b) }
