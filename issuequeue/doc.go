@@ -21,6 +21,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/yuin/goldmark/parser"
 )
@@ -114,6 +115,11 @@ func newDoc(name string, src []byte) *doc {
 	if len(src) > maxFileSize {
 		d.findings = append(d.findings, d.finding(0, 1, false, "the file is larger than 2 GiB; archive old issues ('orchestrator archive') to make it smaller"))
 	}
+	if off := invalidUTF8(src); off >= 0 {
+		line := s.lineOf(off)
+		d.findings = append(d.findings, d.finding(line, s.col(off), false,
+			"the file is not valid UTF-8 (byte 0x%02x here); save it as UTF-8", src[off]))
+	}
 	// A block left open at the end hides every heading after it, and would
 	// swallow whatever the tool appends, so the file cannot be changed.
 	if u := d.s.unclosed; u != nil && u.fence {
@@ -124,6 +130,22 @@ func newDoc(name string, src []byte) *doc {
 			"this HTML block is never closed, so everything after it is part of it; close it with %s", u.closer))
 	}
 	return d
+}
+
+// invalidUTF8 returns the offset of the first byte of src that is not
+// valid UTF-8, or -1.
+func invalidUTF8(src []byte) int {
+	if utf8.Valid(src) {
+		return -1
+	}
+	for i := 0; i < len(src); {
+		r, n := utf8.DecodeRune(src[i:])
+		if r == utf8.RuneError && n == 1 {
+			return i
+		}
+		i += n
+	}
+	return -1
 }
 
 func (d *doc) finding(line, col int, warning bool, format string, args ...any) Finding {

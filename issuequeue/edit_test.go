@@ -176,6 +176,7 @@ func checkReadBack(t *testing.T, d *doc, edits []Edit) {
 // cellReadBack is what a value written into a cell reads back as: line
 // breaks became spaces, and cells are trimmed.
 func cellReadBack(v string) string {
+	v = strings.ToValidUTF8(v, "\uFFFD")
 	v = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(v)
 	return strings.Trim(v, " \t")
 }

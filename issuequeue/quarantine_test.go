@@ -254,3 +254,27 @@ func TestQuarantinedIssuesAreLeftAlone(t *testing.T) {
 		t.Errorf("NextID = %s, want one after the quarantined IDs too", got)
 	}
 }
+
+// TestInvalidEncoding: bytes that are not UTF-8 are a problem of the file,
+// not of an issue: nothing may change it.
+func TestInvalidEncoding(t *testing.T) {
+	src := issueWith("| Status | pending |", "| Owner | Ren\xe9 |")
+	q := ParseQueue("q.md", []byte(src))
+	var ve *ValidationError
+	if err := q.Err(); !errors.As(err, &ve) || len(ve.Findings) != 1 ||
+		ve.Findings[0].String() != "q.md:8:14: the file is not valid UTF-8 (byte 0xe9 here); save it as UTF-8" {
+		t.Errorf("Err() = %v", err)
+	}
+	st := ParseState("s.md", append([]byte(StateTemplate), "\n\xff\n"...))
+	if err := st.Err(); err == nil || !strings.Contains(err.Error(), "s.md:29:1: the file is not valid UTF-8 (byte 0xff here)") {
+		t.Errorf("state Err() = %v", err)
+	}
+	// What the tool writes is always UTF-8.
+	out, err := ParseQueue("q.md", []byte(issueWith("| Status | pending |"))).Apply(SetField("ISSUE-20261122-001", "Owner", "Ren\xe9"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := ParseQueue("q.md", out).Err(); err != nil {
+		t.Errorf("the tool wrote bytes that are not UTF-8: %v", err)
+	}
+}
