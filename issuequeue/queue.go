@@ -179,6 +179,13 @@ func ParseQueue(name string, src []byte) *Queue {
 			isIssue[hi] = true
 		}
 	}
+	n := 0
+	for _, ok := range isIssue {
+		if ok {
+			n++
+		}
+	}
+	q.all = make([]*Issue, 0, n)
 	var outer *record // the last issue, for nesting
 	for hi, h := range d.s.headings {
 		if !isIssue[hi] {
@@ -231,6 +238,7 @@ func ParseQueue(name string, src []byte) *Queue {
 	// Every error found so far is the file's; the records' own come next.
 	q.fileErrs = d.errs()
 	d.parseTables(func(i int) { q.all[i].load() }) // records and issues are in the same order
+	q.Issues = make([]*Issue, 0, len(q.all))
 	for _, is := range q.all {
 		for _, f := range is.r.findings {
 			if !f.Warning {
@@ -392,7 +400,14 @@ func (is *Issue) load() {
 		r.findings = append(r.findings, d.finding(r.h.line, 1, true,
 			"%s has no field table, so every field has its default; start it with | Field | Value | right under the heading", is.ID))
 	}
-	get := func(f string) string { v, _ := d.field(r, f); return strings.TrimSpace(v) }
+	known := 0 // rows of known fields: when all are, no name needs checking
+	get := func(f string) string {
+		v, ok := d.field(r, f)
+		if ok {
+			known++
+		}
+		return strings.TrimSpace(v)
+	}
 
 	is.Type = strings.ToLower(get(FieldType))
 	if is.Type == "" {
@@ -458,6 +473,9 @@ func (is *Issue) load() {
 		is.PreviousSignatures = sigs
 	}
 	for i := range r.fields {
+		if known == len(r.fields) {
+			break
+		}
 		f := &r.fields[i]
 		name := unescapeCell(string(d.src[f.name.start:f.name.end]))
 		if known := nearField(name); known != "" {
