@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"slices"
@@ -53,7 +54,7 @@ func (o *Orchestrator) Explain(ids []string) (Explanation, error) {
 	}
 	o.WarnQuarantined(q.QuarantineFindings())
 	for _, id := range ids {
-		if _, err := q.Lookup(id); err != nil {
+		if _, err := q.Lookup(id); err != nil && !errors.As(err, new(*issuequeue.QuarantinedError)) {
 			return ex, err
 		}
 	}
@@ -90,6 +91,17 @@ func (o *Orchestrator) Explain(ids []string) (Explanation, error) {
 			iv.Because += "; but no loop starts: " + string(d.Stop.Rule)
 		}
 		ex.Check.Issues = append(ex.Check.Issues, iv)
+	}
+	for _, is := range q.Quarantined {
+		if len(ids) > 0 && !slices.Contains(ids, is.ID) {
+			continue
+		}
+		var why []string
+		for _, f := range is.Findings() {
+			why = append(why, f.String())
+		}
+		ex.Check.Issues = append(ex.Check.Issues, IssueVerdict{ID: is.ID,
+			Because: "quarantined, left alone until a person fixes it: " + strings.Join(why, "; ")})
 	}
 	if ex.Check.Issues == nil {
 		ex.Check.Issues = []IssueVerdict{}
