@@ -99,6 +99,15 @@ func TestDecide(t *testing.T) {
 		{name: "disabled by state with work", queue: issueMD(a, retryable...), enabled: false, outcome: CheckHuman, disabled: true},
 		{name: "disabled by sentinel with work", queue: issueMD(a, retryable...), enabled: true, sentinel: true, outcome: CheckHuman, disabled: true},
 		{name: "disabled without work", queue: issueMD(a, "Status=resolved"), enabled: true, sentinel: true, outcome: CheckNothing, disabled: true},
+		{name: "a quarantined issue is no candidate, the valid one is retried",
+			queue:   issueMD(a, "Auto-Retry=true", "Status=pendng") + issueMD(b, retryable...),
+			enabled: true, outcome: CheckRetry, triggered: b, edits: 2},
+		{name: "a quarantined issue is never escalated", queue: issueMD(a, "Auto-Retry=true", "Retry-Count=10", "Max-Retry=10"),
+			enabled: true, outcome: CheckNothing},
+		{name: "both copies of a duplicate ID are left alone", queue: issueMD(a, retryable...) + issueMD(a, retryable...) + issueMD(b, retryable...),
+			enabled: true, outcome: CheckRetry, triggered: b, edits: 2},
+		{name: "synonyms: accepted is pending, completed is not", queue: issueMD(a, "Auto-Retry=true", "Status=accepted") + issueMD(b, "Auto-Retry=true", "Status=completed"),
+			enabled: true, outcome: CheckRetry, triggered: a, edits: 2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -210,6 +219,46 @@ func TestDecideFail(t *testing.T) {
 	_, rows, ok := q.Issue(id).Table(issuequeue.SectionAttemptHistory)
 	if !ok || len(rows) != len(steps) {
 		t.Fatalf("attempt history has %d rows, want %d", len(rows), len(steps))
+	}
+}
+
+// TestDecideFailShortSignature: a queue that records the first 16 hex
+// digits of a signature counts the same failure as a repeat and keeps the
+// short signature as written; a different failure replaces it.
+func TestDecideFailShortSignature(t *testing.T) {
+	const id = "ISSUE-20261122-001"
+	full := strings.Repeat("0123456789abcdef", 4)
+	other := strings.Repeat("f", 64)
+	tests := []struct {
+		name, sig string
+		repeat    int
+		edits     string // fields the decision sets
+	}{
+		{"same failure", full, 2, "Signature-Repeat-Count Status"},
+		{"different failure", other, 1, "Previous-Signatures Failure-Signature Status"}, // the count starts again at 1
+	}
+	for _, tt := range tests {
+		q, _ := parse(t, issueMD(id, "Auto-Retry=true", "Failure-Signature="+full[:16], "Signature-Repeat-Count=1"), "")
+		d := DecideFail(q.Issue(id), Failure{Type: FailVerification, Output: Output{Tail: []byte("FAIL\n")}, Signature: tt.sig}, testConfig(), Usage{})
+		if d.RepeatCount != tt.repeat {
+			t.Errorf("%s: repeat %d, want %d", tt.name, d.RepeatCount, tt.repeat)
+		}
+		out, err := q.Apply(d.Edits...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		q2, _ := parse(t, string(out), "")
+		var set []string
+		for _, f := range []string{issuequeue.FieldPreviousSignatures, issuequeue.FieldFailureSignature, issuequeue.FieldSignatureRepeatCount, issuequeue.FieldStatus} {
+			before, _ := q.Issue(id).Field(f)
+			after, _ := q2.Issue(id).Field(f)
+			if before != after {
+				set = append(set, f)
+			}
+		}
+		if got := strings.Join(set, " "); got != tt.edits {
+			t.Errorf("%s: changed %s, want %s", tt.name, got, tt.edits)
+		}
 	}
 }
 
