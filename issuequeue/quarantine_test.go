@@ -1,6 +1,7 @@
 package issuequeue
 
 import (
+	"bytes"
 	"errors"
 	"strings"
 	"testing"
@@ -277,4 +278,42 @@ func TestInvalidEncoding(t *testing.T) {
 	if err := ParseQueue("q.md", out).Err(); err != nil {
 		t.Errorf("the tool wrote bytes that are not UTF-8: %v", err)
 	}
+}
+
+// FuzzQuarantineUntouched: whatever the file, edits of its valid issues
+// leave every quarantined issue byte for byte as it was, and quarantined
+// still.
+func FuzzQuarantineUntouched(f *testing.F) {
+	for _, b := range goldenInputs(f) {
+		f.Add(b)
+	}
+	f.Add([]byte("## ISSUE-20261122-001\n\n| Field | Value |\n|---|---|\n| Status | pendng |\n\n" +
+		"## ISSUE-20261122-002\n| Field | Value |\n|---|---|\n| Status | pending |\n### Summary\nx\n" +
+		"### ISSUE-20261122-003\n\n| AutoRetry | true |\n|---|---|\n\n## ISSUE-20261122-002\n"))
+	f.Fuzz(func(t *testing.T, src []byte) {
+		q := ParseQueue("q.md", src)
+		if q.Err() != nil || len(q.Issues) == 0 {
+			return
+		}
+		var edits []Edit
+		for _, is := range q.Issues {
+			edits = append(edits, SetField(is.ID, FieldStatus, StatusInProgress), SetField(is.ID, FieldRetryCount, "7"),
+				SetSection(is.ID, SectionFailureDetails, "boom\n## ISSUE-20261122-009"),
+				AppendRow(is.ID, SectionAttemptHistory, []string{"Attempt", "Error"}, []string{"1", "x | y"}))
+		}
+		out, err := q.Apply(edits...)
+		if err != nil {
+			t.Fatalf("Apply: %v", err)
+		}
+		q2 := ParseQueue("q.md", out)
+		if len(q2.Quarantined) != len(q.Quarantined) {
+			t.Fatalf("%d quarantined before, %d after:\n%s", len(q.Quarantined), len(q2.Quarantined), out)
+		}
+		for i, is := range q.Quarantined {
+			before, after := src[is.r.start:is.r.end], out[q2.Quarantined[i].r.start:q2.Quarantined[i].r.end]
+			if !bytes.Equal(before, after) {
+				t.Fatalf("%s changed:\n%q\nto\n%q", is.ID, before, after)
+			}
+		}
+	})
 }
