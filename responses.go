@@ -138,6 +138,9 @@ func (o *Orchestrator) Add(ctx context.Context, n NewIssue) (string, error) {
 		// The new issue must read back as exactly what was asked for.
 		check := issuequeue.ParseQueue("new issue", b.Bytes())
 		if err := check.Err(); err != nil || len(check.Issues) != 1 || check.Issues[0].ID != id {
+			if err == nil && len(check.Quarantined) > 0 {
+				err = &issuequeue.ValidationError{File: "new issue", Findings: check.QuarantineFindings()}
+			}
 			return issuequeue.Change{}, fmt.Errorf("the issue template renders an invalid issue: %v", err)
 		}
 		return issuequeue.Change{Queue: []issuequeue.Edit{issuequeue.AppendIssue(id, b.String())}}, nil
