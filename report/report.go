@@ -75,6 +75,12 @@ func Load(dir string, now time.Time) (Input, error) {
 			in.Problems = append(in.Problems, fmt.Errorf("%w (run 'orchestrator lint'; the report shows what could be read)", err))
 		}
 	}
+	for _, qq := range []*issuequeue.Queue{q, in.Archive} {
+		if qq != nil && len(qq.Quarantined) > 0 {
+			in.Problems = append(in.Problems, fmt.Errorf("%w (these issues are left out and left alone until a person fixes them)",
+				&issuequeue.ValidationError{File: qq.Name(), Findings: qq.QuarantineFindings()}))
+		}
+	}
 	return in, nil
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"strings"
+
+	"github.com/autoretry/orchestrator"
 )
 
 func init() {
@@ -39,6 +41,7 @@ Examples:
 			if err != nil {
 				return err
 			}
+			orchestrator.WarnQuarantined(e.stderr, q.QuarantineFindings())
 			out, err := o.RetryContext(q, splitIDs(args))
 			if err != nil {
 				return err
