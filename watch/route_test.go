@@ -130,7 +130,7 @@ func TestOverflowRescans(t *testing.T) {
 	}
 	errs <- fsnotify.ErrEventOverflow
 	next("10:15:00 too many changes at once: checking every file again")
-	next("10:15:00 " + queue + `:7:3: Status: "pendin" is not a status (pending, in_progress, resolved, escalated, skipped); did you mean "pending"?`)
+	next("10:15:00 " + queue + `:7:3: Status: "pendin" is not a status (pending, in_progress, resolved, escalated, skipped, or a synonym such as completed or wont_fix); did you mean "pending"?`)
 	cancel()
 	if err := <-done; err != nil {
 		t.Fatalf("loop returned %v after cancel, want nil", err)
