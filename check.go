@@ -55,6 +55,9 @@ type Decision struct {
 	CapReached bool
 	// Triggered lists the issues another loop is for, in retry order.
 	Triggered []*issuequeue.Issue
+	// Quarantined lists the issues left out because they have errors of
+	// their own.
+	Quarantined []*issuequeue.Issue
 
 	Total      int // total_auto_retries after the check
 	QueueEdits []issuequeue.Edit
@@ -68,6 +71,7 @@ func Decide(in Inputs) Decision {
 	q, st := in.Queue, in.State
 	var d Decision
 	d.Total = st.TotalAutoRetries
+	d.Quarantined = q.Quarantined
 	var qualifying []*issuequeue.Issue
 	for _, is := range q.Issues {
 		if !is.PendingAutoRetry() {
@@ -205,6 +209,7 @@ type CheckReport struct {
 	Exhausted        []string       `json:"exhausted"`
 	Halted           []string       `json:"halted"`
 	WouldQualify     []string       `json:"would_qualify"`
+	Quarantined      []string       `json:"quarantined"` // left out: errors of their own
 	TotalAutoRetries int            `json:"total_auto_retries"`
 	GlobalCap        int            `json:"global_cap"`
 	Rules            []Verdict      `json:"rules"`
@@ -301,7 +306,7 @@ func ids(is []*issuequeue.Issue) []string {
 }
 
 func (o *Orchestrator) checkReport(d Decision) CheckReport {
-	rep := CheckReport{Triggered: ids(d.Triggered), Exhausted: ids(d.Exhausted), Halted: ids(d.Halted), WouldQualify: ids(d.WouldQualify),
+	rep := CheckReport{Triggered: ids(d.Triggered), Exhausted: ids(d.Exhausted), Halted: ids(d.Halted), WouldQualify: ids(d.WouldQualify), Quarantined: ids(d.Quarantined),
 		TotalAutoRetries: d.Total, GlobalCap: o.Config.AutoRetry.GlobalCap, Rules: d.Verdicts, Issues: d.Issues, Decision: d}
 	if rep.Issues == nil {
 		rep.Issues = []IssueVerdict{}

@@ -27,6 +27,10 @@ lock it reads issue_queue.md and decides:
   - otherwise every pending Auto-Retry issue gets Retry-Count + 1 and Status
     in_progress, total_auto_retries + 1, the TRIGGERED banner, exit 0
 
+An issue with errors of its own (a bad value, a misspelt field name, an ID
+used twice) is quarantined: a warning on stderr names the problem, and the
+check leaves it alone and decides on the others ("quarantined" in --json).
+
 Exit status: 0 run another loop; 1 nothing needs one; 3 a person is needed
 (escalated, cap, or disabled with work waiting); 2 bad state file; 4 busy.
 
