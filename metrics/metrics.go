@@ -88,10 +88,11 @@ type Snapshot struct {
 	RunAutoRetries   int  // total_auto_retries after the last loop
 	BreakerOpen      bool // the breaker was open after the last loop
 
-	// IssuesByStatus and HaltedIssues describe the queue; they are written
+	// IssuesByStatus, QuarantinedIssues and HaltedIssues describe the queue; they are written
 	// only after SetQueue.
-	IssuesByStatus map[string]int
-	HaltedIssues   int
+	IssuesByStatus    map[string]int
+	QuarantinedIssues int
+	HaltedIssues      int
 
 	// Budgets are the daily budgets as spent in the last 24 hours; written
 	// only after SetBudgets.
@@ -211,6 +212,7 @@ func (s *Snapshot) SetQueue(q *issuequeue.Queue) {
 		s.IssuesByStatus[st] = 0
 	}
 	s.HaltedIssues = 0
+	s.QuarantinedIssues = len(q.Quarantined)
 	for _, is := range q.Issues {
 		s.IssuesByStatus[is.Status]++
 		if is.Halted {
@@ -263,6 +265,8 @@ func (s Snapshot) WriteTo(w io.Writer) (int64, error) {
 		}
 		e.family("halted_issues", "gauge", "Issues in issue_queue.md halted after repeating the same failure.")
 		e.sample("halted_issues", float64(s.HaltedIssues))
+		e.family("quarantined_issues", "gauge", "Issues in issue_queue.md with errors of their own, left alone until a person fixes them.")
+		e.sample("quarantined_issues", float64(s.QuarantinedIssues))
 	}
 	if s.Budgets != nil {
 		e.family("budget_used", "gauge", "What each daily budget has used in the last 24 hours (executions, loops, seconds or cost), by its [budget] key.")

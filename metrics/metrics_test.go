@@ -90,7 +90,8 @@ func fixture(t *testing.T) string {
 		issueMD("ISSUE-20261120-002", "escalated", true) +
 		issueMD("ISSUE-20261120-003", "resolved", false) +
 		issueMD("ISSUE-20261120-007", "pending", false) +
-		issueMD("ISSUE-20261120-008", "in_progress", false)
+		issueMD("ISSUE-20261120-008", "in_progress", false) +
+		issueMD("ISSUE-20261120-009", "pendng", false) // quarantined, in no status
 	if err := os.WriteFile(filepath.Join(dir, issuequeue.QueueFile), []byte(queue), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -162,6 +163,7 @@ var want = map[string]float64{
 	`orchestrator_issues{status="escalated"}`:             1,
 	`orchestrator_issues{status="skipped"}`:               0,
 	`orchestrator_halted_issues`:                          1,
+	`orchestrator_quarantined_issues`:                     1,
 }
 
 func snapshotOf(t *testing.T, dir string) metrics.Snapshot {
