@@ -88,8 +88,8 @@ type Snapshot struct {
 	RunAutoRetries   int  // total_auto_retries after the last loop
 	BreakerOpen      bool // the breaker was open after the last loop
 
-	// IssuesByStatus, QuarantinedIssues and HaltedIssues describe the queue; they are written
-	// only after SetQueue.
+	// IssuesByStatus, QuarantinedIssues and HaltedIssues describe the
+	// queue; they are written only after SetQueue.
 	IssuesByStatus    map[string]int
 	QuarantinedIssues int
 	HaltedIssues      int
