@@ -58,7 +58,8 @@ Usage:
 Exit codes:
     0  success; for check: run another loop
     1  check: nothing needs a loop; lint: findings
-    2  bad usage, bad config or invalid state file: nothing was changed
+    2  bad usage, bad config, an invalid state file or an invalid issue
+       named by the command: nothing was changed
     3  stopped by a safeguard or a human is needed
     4  busy: another orchestrator holds the lock
 
