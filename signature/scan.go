@@ -70,12 +70,15 @@ func isLetter(c byte) bool { return (c|0x20)-'a' < 26 }
 func isHex(c byte) bool    { return class[c]&(cDigit|cHex) != 0 }
 func isSpace(c byte) bool  { return c == ' ' || c == '\t' }
 
-// scanner holds the v1 rules: the temporary directories and the extra
-// patterns. It is read-only once compiled.
+// scanner holds the line rules: the temporary directories, the extra
+// patterns and, for V2, the workspace root. It is read-only once compiled.
 type scanner struct {
 	roots     [][]byte  // temporary directories, each ending in '/'
 	rootStart [256]bool // second bytes of roots: a quick test at each '/'
 	extra     []extraPattern
+
+	v2   bool   // the rules V2: workspace paths and test reports
+	root []byte // the workspace root, without a trailing slash
 }
 
 // builtinRoots are temporary directories on Linux and macOS. Go's build

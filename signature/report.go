@@ -1,0 +1,638 @@
+package signature
+
+import (
+	"bytes"
+	"container/heap"
+	"slices"
+)
+
+// Bounds of what the rules V2 keep to sort: each failure block is cut to
+// its first maxBlock bytes, and of all blocks only the first in sorted
+// order are kept, at most maxBlocks of them and maxBlockBytes in all. Which
+// blocks those are depends on the blocks, not on the order they came in.
+const (
+	maxBlock      = 16 << 10
+	maxBlocks     = 4096
+	maxBlockBytes = 4 << 20
+	maxTests      = 1024 // tests whose streamed output is being gathered
+)
+
+// Kinds of failure block, by what ends them.
+const (
+	kNone    = iota
+	kIndent  // go's --- FAIL, jest's ●, eslint's file: lines indented deeper
+	kPass    // go's --- PASS and --- SKIP: dropped with their indented lines
+	kTest    // go -v's "=== RUN name": the test's indented output
+	kBlank   // a goroutine, a compiler diagnostic, "# pkg": up to a blank line
+	kRace    // the race detector's report: up to its closing rule
+	kPytest  // pytest's "___ test ___": up to the next such line or section
+	kPyDrop  // a pytest section of no failure (warnings summary): dropped
+	kCargo   // cargo's "---- test stdout ----": up to the next, or "failures:"
+	kVitest  // vitest's "FAIL file > test": up to the next, or its rule
+	kUnittst // unittest's "FAIL: test": up to its closing rule or "Ran"
+)
+
+// report is the state of the rules V2 between lines: the failure block
+// being read, the blocks kept to be sorted, and the output of go -v's
+// tests by name.
+type report struct {
+	kind   int
+	indent int    // the indentation of the block's first line
+	frame  bool   // a line number of a frame in the workspace is kept already
+	build  bool   // the block is go build's "# pkg": its errors keep their lines
+	cur    []byte // the block being read; its buffer is reused
+
+	blocks blockHeap
+	size   int // bytes in blocks
+
+	tests    map[string]int // test name to its index in testOut
+	testOut  [][]byte
+	testName []byte // the test whose output follows
+
+	paths [2][]byte // buffers of workspacePaths
+
+	inOrder bool // a line was kept in order: the blocks follow a blank line
+}
+
+// blockHeap holds the kept blocks, the last in sorted order on top, so
+// that the one to give up when over the bounds is at hand.
+type blockHeap [][]byte
+
+func (h blockHeap) Len() int           { return len(h) }
+func (h blockHeap) Less(i, j int) bool { return bytes.Compare(h[i], h[j]) > 0 }
+func (h blockHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *blockHeap) Push(x any)        { *h = append(*h, x.([]byte)) }
+func (h *blockHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
+
+// keep adds a copy of a finished block to the blocks to sort, within the
+// bounds.
+func (r *report) keep(b []byte) {
+	if len(b) == 0 {
+		return
+	}
+	if len(r.blocks) > 0 && (len(r.blocks) >= maxBlocks || r.size+len(b) > maxBlockBytes) &&
+		bytes.Compare(b, r.blocks[0]) >= 0 {
+		return // it would be the first to go
+	}
+	heap.Push(&r.blocks, append([]byte(nil), b...))
+	r.size += len(b)
+	for len(r.blocks) > maxBlocks || r.size > maxBlockBytes {
+		r.size -= len(heap.Pop(&r.blocks).([]byte))
+	}
+}
+
+// end finishes the block being read.
+func (r *report) end() {
+	if r.kind != kNone && r.kind != kPass && r.kind != kPyDrop && r.kind != kTest {
+		r.keep(r.cur)
+	}
+	r.kind, r.cur, r.frame, r.build = kNone, r.cur[:0], false, false
+}
+
+// start begins a block whose first line is t.
+func (r *report) start(kind, indent int, t []byte) {
+	r.end()
+	r.kind, r.indent = kind, indent
+	r.build = kind == kBlank && t[0] == '#'
+	if kind != kPass && kind != kPyDrop {
+		r.cur = appendCapped(r.cur[:0], t)
+	}
+}
+
+// appendCapped adds a line to a block, up to maxBlock bytes.
+func appendCapped(b, line []byte) []byte {
+	if room := maxBlock - len(b); room < len(line)+1 {
+		if room > 0 {
+			b = append(b, line[:room]...)
+		}
+		return b
+	}
+	b = append(b, line...)
+	return append(b, '\n')
+}
+
+// testLine adds a line of a go -v test's output. A test's output comes in
+// pieces between other tests' ("=== CONT name" before each); gathered by
+// name, it is the same whatever the interleaving.
+func (r *report) testLine(t []byte) {
+	i, ok := r.tests[string(r.testName)]
+	if !ok {
+		name := string(r.testName)
+		if len(r.tests) >= maxTests {
+			r.keep(appendCapped(appendCapped(nil, []byte("=== "+name)), t))
+			return
+		}
+		if r.tests == nil {
+			r.tests = map[string]int{}
+		}
+		i = len(r.testOut)
+		r.tests[name] = i
+		r.testOut = append(r.testOut, appendCapped(nil, []byte("=== "+name)))
+	}
+	r.testOut[i] = appendCapped(r.testOut[i], t)
+}
+
+// passed forgets the output of a test that passed.
+func (r *report) passed(name []byte) {
+	if i, ok := r.tests[string(name)]; ok {
+		r.testOut[i] = nil
+		delete(r.tests, string(name))
+	}
+}
+
+// finish ends the last block and returns the kept blocks in sorted order.
+func (r *report) finish() [][]byte {
+	r.end()
+	for _, b := range r.testOut {
+		r.keep(b)
+	}
+	r.tests, r.testOut = nil, nil
+	bs := []([]byte)(r.blocks)
+	slices.SortFunc(bs, bytes.Compare)
+	r.blocks, r.size = nil, 0
+	return bs
+}
+
+// Line actions.
+const (
+	aSeq   = iota // keep, in order
+	aDrop         // drop
+	aBlock        // a one-line block
+	aStart        // start a block of the given kind
+	aTest         // go -v: the following lines are this test's output
+	aPass         // go: a test passed; drop it and its output
+)
+
+// reportLine handles one normalized line t of the rules V2 (no newline;
+// empty for a blank line), given the line before the line rules (raw,
+// after the workspace paths) and its indentation. It returns true if t
+// stays where it is, in order; otherwise it went into a block or was
+// dropped.
+func (r *report) reportLine(t, raw []byte, indent int) (bool, []byte) {
+	if len(t) == 0 {
+		if r.kind == kBlank {
+			r.end()
+		}
+		return false, t
+	}
+	t = excerpt(t)
+
+	// Blocks that end at a line of their own come first: what they hold
+	// can look like anything.
+	switch r.kind {
+	case kRace, kPytest, kPyDrop, kCargo, kVitest, kUnittst:
+		if r.kind == kUnittst && t[0] == '-' && isRule(t) {
+			return false, t // between a test's title and its traceback
+		}
+		if !r.ends(t) {
+			r.body(t, raw)
+			return false, t
+		}
+		r.end()
+	}
+
+	act, kind := classify(t, raw, indent)
+	switch act {
+	case aSeq:
+		switch r.kind {
+		case kIndent, kPass, kTest:
+			if indent > r.indent {
+				r.body(t, raw)
+				return false, t
+			}
+			r.end()
+		case kBlank:
+			r.body(t, raw)
+			return false, t
+		}
+		if t[0] == 't' && bytes.HasPrefix(t, []byte("test result: ")) {
+			if k := bytes.IndexByte(t, '.'); k > 0 {
+				t = t[:k+1] // the counts and the time go
+			}
+		}
+		return true, t
+	case aDrop:
+		if r.kind == kBlank || r.kind == kIndent && indent > r.indent {
+			return false, t // a line of no failure inside a block
+		}
+		r.end()
+		return false, t
+	case aBlock:
+		r.end()
+		r.cur = appendCapped(r.cur[:0], t)
+		r.keep(r.cur)
+	case aStart:
+		r.start(kind, indent, t)
+	case aTest:
+		r.end()
+		r.kind, r.indent = kTest, indent
+		r.testName = append(r.testName[:0], testName(t)...)
+	case aPass:
+		r.start(kPass, indent, nil)
+		r.passed(testName(t))
+	}
+	return false, t
+}
+
+// body adds a line to the block being read.
+func (r *report) body(t, raw []byte) {
+	switch r.kind {
+	case kPass, kPyDrop:
+		return
+	case kTest:
+		r.testLine(t)
+		return
+	case kBlank, kRace:
+		if r.build {
+			if keepBuildLines {
+				t, _ = goLine(t, raw, false)
+			}
+			break
+		}
+		if !r.frame && keepFrameLines {
+			t, r.frame = goLine(t, raw, true)
+		}
+		if t[0] == 'G' && bytes.HasPrefix(t, []byte("Goroutine ")) {
+			t = goroutineState(t)
+		}
+	}
+	r.cur = appendCapped(r.cur, t)
+}
+
+// ends reports whether t ends a block that ends at a line of its own.
+func (r *report) ends(t []byte) bool {
+	switch r.kind {
+	case kRace:
+		return isRule(t)
+	case kUnittst:
+		return t[0] == '=' && isRule(t) || bytes.HasPrefix(t, []byte("Ran "))
+	case kPytest:
+		return t[0] == '=' || pytestTitle(t)
+	case kPyDrop:
+		return t[0] == '='
+	case kCargo:
+		return cargoTitle(t) || string(t) == "failures:" || bytes.HasPrefix(t, []byte("test result: "))
+	case kVitest:
+		return bytes.HasPrefix(t, []byte("⎯")) || vitestTitle(t)
+	}
+	return false
+}
+
+// Which Go line numbers the rules keep. Go prints no source text, so
+// without them the same error at two places in a file is one failure;
+// with them, an edit above the error makes another failure.
+const (
+	keepFrameLines = true // of the innermost frame in the workspace, in a goroutine or race report
+	keepBuildLines = true // of a compiler or vet error
+)
+
+// goLine puts back the line number (not the column) of a Go position
+// "x.go:<line>" in t, read from the raw line; workspace requires the
+// position to be in the workspace root. It reports whether it found one.
+func goLine(t, raw []byte, workspace bool) ([]byte, bool) {
+	if workspace && !bytes.HasPrefix(t, []byte(phRoot+"/")) {
+		return t, false
+	}
+	ph := bytes.Index(t, []byte(".go:"+phLine))
+	if ph < 0 {
+		return t, false
+	}
+	k := skipSpace(raw, 0)
+	if workspace && !bytes.HasPrefix(raw[k:], []byte(phRoot+"/")) {
+		return t, false
+	}
+	g := bytes.Index(raw[k:], []byte(".go:"))
+	if g < 0 {
+		return t, false
+	}
+	d := k + g + 4
+	e := d
+	for e < len(raw) && isDigit(raw[e]) {
+		e++
+	}
+	if e == d {
+		return t, false
+	}
+	out := make([]byte, 0, len(t)+8)
+	out = append(out, t[:ph+4]...)
+	out = append(out, raw[d:e]...)
+	return append(out, t[ph+4+len(phLine):]...), true
+}
+
+// goroutineState drops the race detector's "(running)" or "(finished)"
+// after "Goroutine N": the state at the time of the report is a matter of
+// timing.
+func goroutineState(t []byte) []byte {
+	for _, s := range []string{" (running)", " (finished)"} {
+		if k := bytes.Index(t, []byte(s)); k > 0 {
+			return append(append([]byte(nil), t[:k]...), t[k+len(s):]...)
+		}
+	}
+	return t
+}
+
+// excerpt drops the line number of a line of a code excerpt: "23| x := 1"
+// (vitest), "23 | x" (rustc), "> 23 | x" (jest, babel). The source text
+// shown tells failures apart; its position moves with every edit above.
+func excerpt(t []byte) []byte {
+	i := 0
+	if t[0] == '>' {
+		i = skipSpace(t, 1)
+	}
+	d := i
+	for d < len(t) && isDigit(t[d]) {
+		d++
+	}
+	if d == i || d-i > 6 {
+		return t
+	}
+	e := d
+	if e < len(t) && t[e] == ' ' {
+		e++
+	}
+	if e < len(t) && t[e] == '|' {
+		out := make([]byte, 0, len(t))
+		out = append(out, t[:i]...)
+		return append(out, t[e:]...)
+	}
+	return t
+}
+
+// isRule reports whether t is a horizontal rule: ten or more of one of
+// "=-_~⎯" and nothing else.
+func isRule(t []byte) bool {
+	if len(t) < 10 {
+		return false
+	}
+	c := t[0]
+	if c != '=' && c != '-' && c != '_' && c != '~' {
+		return false
+	}
+	for _, x := range t {
+		if x != c {
+			return false
+		}
+	}
+	return true
+}
+
+// pytestTitle reports whether t is pytest's title of a failure, "___ name ___".
+func pytestTitle(t []byte) bool {
+	return len(t) > 8 && bytes.HasPrefix(t, []byte("___")) && bytes.HasSuffix(t, []byte("___")) &&
+		bytes.IndexByte(t, ' ') > 0
+}
+
+// cargoTitle reports whether t is cargo's "---- name stdout ----".
+func cargoTitle(t []byte) bool {
+	return bytes.HasPrefix(t, []byte("---- ")) && bytes.HasSuffix(t, []byte(" ----"))
+}
+
+// vitestTitle reports whether t is vitest's "FAIL file > suite > test".
+func vitestTitle(t []byte) bool {
+	return bytes.HasPrefix(t, []byte("FAIL ")) && bytes.Contains(t, []byte(" > "))
+}
+
+// testName returns the third word of t: the name in go's "=== RUN name"
+// or "--- PASS: name (<dur>)".
+func testName(t []byte) []byte {
+	for range 2 {
+		k := bytes.IndexByte(t, ' ')
+		if k < 0 {
+			return nil
+		}
+		t = t[skipSpace(t, k):]
+	}
+	if k := bytes.IndexByte(t, ' '); k >= 0 {
+		t = t[:k]
+	}
+	return t
+}
+
+func hasWord(t []byte, w string) bool {
+	return bytes.HasPrefix(t, []byte(w))
+}
+
+// cargoStatus lists cargo's progress words, printed right-aligned in
+// twelve columns: "   Compiling x v0.1.0 (/path)".
+var cargoStatus = []string{"Compiling", "Checking", "Downloaded", "Downloading", "Updating",
+	"Locking", "Adding", "Blocking", "Finished", "Fresh", "Documenting", "Packaging", "Removing", "Unpacking"}
+
+// classify tells what a line outside a block that ends at a line of its
+// own is: t normalized, raw before the line rules, indent its indentation.
+func classify(t, raw []byte, indent int) (act, kind int) {
+	r := raw[skipSpace(raw, 0):]
+	switch t[0] {
+	case '=':
+		if isRule(t) {
+			return aDrop, 0
+		}
+		for _, p := range []string{"=== RUN ", "=== CONT ", "=== NAME ", "=== PAUSE "} {
+			if hasWord(t, p) {
+				return aTest, 0
+			}
+		}
+		if t[len(t)-1] == '=' && bytes.IndexByte(t, ' ') > 0 {
+			// A pytest section: "==== FAILURES ====".
+			switch {
+			case bytes.Contains(t, []byte(" warnings summary ")), bytes.Contains(t, []byte(" PASSES ")),
+				bytes.Contains(t, []byte(" slowest ")), bytes.Contains(t, []byte(" Captured ")):
+				return aStart, kPyDrop
+			}
+			return aDrop, 0 // titles and totals ("1 failed, 3 passed in <dur>")
+		}
+	case '-':
+		switch {
+		case isRule(t):
+			return aDrop, 0
+		case hasWord(t, "--- FAIL: "):
+			return aStart, kIndent
+		case hasWord(t, "--- PASS: "), hasWord(t, "--- SKIP: "):
+			return aPass, 0
+		case cargoTitle(t):
+			return aStart, kCargo
+		}
+	case '_':
+		if isRule(t) {
+			return aDrop, 0
+		}
+		if pytestTitle(t) {
+			return aStart, kPytest
+		}
+	case '~':
+		if isRule(t) {
+			return aDrop, 0
+		}
+	case 'o':
+		if bytes.HasPrefix(r, []byte("ok  \t")) || bytes.HasPrefix(r, []byte("ok \t")) {
+			return aDrop, 0 // go: a package passed, in some time or cached
+		}
+	case '?':
+		if bytes.HasPrefix(r, []byte("?   \t")) {
+			return aDrop, 0
+		}
+	case 'F':
+		switch {
+		case string(t) == "FAIL":
+			return aSeq, 0
+		case bytes.HasPrefix(r, []byte("FAIL\t")):
+			return aBlock, 0 // go: a package failed; packages finish in any order
+		case vitestTitle(t):
+			return aStart, kVitest
+		case hasWord(t, "FAIL: "):
+			return aStart, kUnittst
+		case hasWord(t, "FAILED ") || hasWord(t, "FAIL "):
+			return aBlock, 0 // pytest's summary, jest's file
+		case hasWord(t, "Found ") && bytes.Contains(t, []byte(" error")):
+			return aDrop, 0 // tsc's total
+		}
+	case 'E':
+		switch {
+		case hasWord(t, "ERROR: "):
+			return aStart, kUnittst
+		case hasWord(t, "ERROR "):
+			return aBlock, 0
+		}
+	case 'P':
+		if string(t) == "PASS" || hasWord(t, "PASS ") {
+			return aDrop, 0
+		}
+	case 'R':
+		if hasWord(t, "Ran ") && bytes.Contains(t, []byte(" test")) || hasWord(t, "RUN v") {
+			return aDrop, 0
+		}
+	case 'T':
+		for _, p := range []string{"Test Files ", "Tests ", "Tests: ", "Test Suites: ", "Time: "} {
+			if hasWord(t, p) {
+				return aDrop, 0
+			}
+		}
+	case 'S':
+		if hasWord(t, "Start at ") || hasWord(t, "Snapshots: ") {
+			return aDrop, 0
+		}
+	case 'D':
+		if hasWord(t, "Duration ") {
+			return aDrop, 0
+		}
+	case 'r':
+		if hasWord(t, "running ") && bytes.HasSuffix(t, []byte(" tests")) || hasWord(t, "running 1 test") ||
+			hasWord(t, "rootdir: ") {
+			return aDrop, 0
+		}
+	case 'p':
+		if hasWord(t, "platform ") || hasWord(t, "plugins: ") {
+			return aDrop, 0
+		}
+	case 'c':
+		if hasWord(t, "collected ") || hasWord(t, "collecting ") || hasWord(t, "cachedir: ") ||
+			hasWord(t, "configfile: ") || hasWord(t, "coverage: ") {
+			return aDrop, 0
+		}
+	case 'g':
+		if hasWord(t, "goroutine "+phN+" [") {
+			return aStart, kBlank
+		}
+	case 'W':
+		if string(t) == "WARNING: DATA RACE" {
+			return aStart, kRace
+		}
+	case 'w':
+		if hasWord(t, "warning: ") && bytes.Contains(t, []byte(" generated ")) && bytes.Contains(t, []byte(" warning")) {
+			return aDrop, 0 // a total, which depends on what was compiled before
+		}
+		if indent == 0 && (hasWord(t, "warning: ") || hasWord(t, "warning[")) {
+			return aStart, kBlank
+		}
+	case 'e':
+		if indent == 0 && (hasWord(t, "error: ") || hasWord(t, "error[")) {
+			return aStart, kBlank
+		}
+	case 't':
+		if hasWord(t, "test ") {
+			switch {
+			case bytes.HasSuffix(t, []byte(" ... ok")), bytes.HasSuffix(t, []byte(" ... ignored")):
+				return aDrop, 0
+			case bytes.HasSuffix(t, []byte(" ... FAILED")):
+				return aBlock, 0
+			}
+		}
+	case '#':
+		if indent == 0 && hasWord(t, "# ") {
+			return aStart, kBlank // go build: the package whose errors follow
+		}
+	case '[':
+		if hasWord(t, "[INFO]") {
+			return aDrop, 0
+		}
+	case '>':
+		if hasWord(t, "> Task :") {
+			return aDrop, 0
+		}
+	case '<':
+		if indent == 0 && hasWord(t, phRoot+"/") && bytes.IndexByte(t, ' ') < 0 {
+			return aStart, kIndent // eslint: the file whose problems follow
+		}
+	case 0xe2, 0xc3:
+		switch {
+		case hasWord(t, "✓"), hasWord(t, "✔"), hasWord(t, "√"), hasWord(t, "↓"):
+			return aDrop, 0 // passed and skipped tests
+		case hasWord(t, "⎯"), hasWord(t, "✖ "):
+			return aDrop, 0 // vitest's rules, eslint's total
+		case hasWord(t, "●"):
+			return aStart, kIndent
+		case hasWord(t, "×"), hasWord(t, "✕"), hasWord(t, "✗"), hasWord(t, "❯"):
+			return aBlock, 0 // failed tests and files, finished in any order
+		}
+	}
+	if indent > 0 && indent+len(t) >= 12 {
+		for _, w := range cargoStatus {
+			if hasWord(t, w) && indent+len(w) == 12 && len(t) > len(w) && t[len(w)] == ' ' {
+				return aDrop, 0
+			}
+		}
+	}
+	if isUnittestProgress(t) || isPercent(t) {
+		return aDrop, 0
+	}
+	return aSeq, 0
+}
+
+// isPercent reports whether t ends in pytest's progress, "[ 42%]": a line
+// of passed tests' dots, or of one test in verbose mode.
+func isPercent(t []byte) bool {
+	n := len(t)
+	if n < 4 || t[n-1] != ']' || t[n-2] != '%' {
+		return false
+	}
+	k := bytes.LastIndexByte(t, '[')
+	if k < 0 {
+		return false
+	}
+	for _, c := range t[k+1 : n-2] {
+		if !isDigit(c) && c != ' ' {
+			return false
+		}
+	}
+	return true
+}
+
+// isUnittestProgress reports whether t is a line of unittest's progress
+// dots: ".", "F", "E", "s", "x", "u" and nothing else, two or more.
+func isUnittestProgress(t []byte) bool {
+	if len(t) < 2 {
+		return false
+	}
+	for _, c := range t {
+		switch c {
+		case '.', 'F', 'E', 's', 'x', 'u':
+		default:
+			return false
+		}
+	}
+	return true
+}
