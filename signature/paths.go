@@ -48,6 +48,7 @@ func init() {
 // slash; "/" and relative paths are not roots.
 func (s *scanner) setWorkspace(root string) {
 	s.root = nil
+	s.wsStart = cacheStart
 	if root == "" || !filepath.IsAbs(root) {
 		return
 	}
@@ -56,37 +57,43 @@ func (s *scanner) setWorkspace(root string) {
 		return
 	}
 	s.root = []byte(root)
+	s.wsStart = cacheStart
+	s.wsStart[root[1]] = true
+}
+
+// workspaceAt reports whether b, which starts with '/', starts with the
+// workspace root or a cache marker. The scanner asks at every '/' whose
+// next byte may start one, so that lines without either cost nothing more.
+func (s *scanner) workspaceAt(b []byte) bool {
+	if len(s.root) > 0 && bytes.HasPrefix(b, s.root) {
+		return true
+	}
+	if cacheStart[b[1]] {
+		for k := range caches {
+			if bytes.HasPrefix(b, caches[k].marker) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // workspacePaths returns line with the package caches and the workspace
-// root replaced by placeholders. It writes to bufs when anything changes,
-// and returns line itself when nothing does: a line without a '/', the
-// root or a cache marker costs a few fast searches.
+// root replaced by placeholders, written to bufs when anything changes, or
+// line itself.
 func (s *scanner) workspacePaths(bufs *[2][]byte, line []byte) []byte {
-	hasRoot, hasCache := false, false
-	for i := bytes.IndexByte(line, '/'); i >= 0; {
-		rest := line[i:]
-		if len(rest) > 1 && cacheStart[rest[1]] {
-			for k := range caches {
-				if bytes.HasPrefix(rest, caches[k].marker) {
-					hasCache = true
-				}
-			}
-		}
-		if len(s.root) > 0 && bytes.HasPrefix(rest, s.root) {
-			hasRoot = true
-		}
-		j := bytes.IndexByte(rest[1:], '/')
-		if j < 0 {
+	hasCache := false
+	for k := range caches {
+		if bytes.Contains(line, caches[k].marker) {
+			hasCache = true
 			break
 		}
-		i += 1 + j
 	}
 	if hasCache {
 		bufs[0] = replaceCaches(bufs[0][:0], line)
 		line = bufs[0]
 	}
-	if hasRoot {
+	if len(s.root) > 0 && bytes.Contains(line, s.root) {
 		bufs[1] = replaceRoot(bufs[1][:0], line, s.root)
 		line = bufs[1]
 	}

@@ -2,14 +2,15 @@ package signature
 
 import (
 	"bytes"
+	"encoding/binary"
 	"container/heap"
 	"slices"
 )
 
 // Bounds of what the rules V2 keep to sort: each failure block is cut to
-// its first maxBlock bytes, and of all blocks only the first in sorted
-// order are kept, at most maxBlocks of them and maxBlockBytes in all. Which
-// blocks those are depends on the blocks, not on the order they came in.
+// its first maxBlock bytes, and of all blocks at most maxBlocks are kept,
+// maxBlockBytes in all (see block). Which blocks those are depends on the
+// blocks, not on the order they came in.
 const (
 	maxBlock      = 16 << 10
 	maxBlocks     = 4096
@@ -40,6 +41,7 @@ type report struct {
 	indent int    // the indentation of the block's first line
 	frame  bool   // a line number of a frame in the workspace is kept already
 	build  bool   // the block is go build's "# pkg": its errors keep their lines
+	stack  bool   // the block is a goroutine's stack
 	cur    []byte // the block being read; its buffer is reused
 
 	blocks blockHeap
@@ -54,19 +56,53 @@ type report struct {
 	inOrder bool // a line was kept in order: the blocks follow a blank line
 }
 
-// blockHeap holds the kept blocks, the last in sorted order on top, so
-// that the one to give up when over the bounds is at hand.
-type blockHeap [][]byte
+// A block is kept with a hash of its text. When there are more blocks
+// than the bounds allow, those with the smallest hashes stay: a choice
+// that depends on the blocks alone, not on their order, and costs one
+// comparison of numbers where comparing texts would cost a scan of their
+// long common beginnings ("--- FAIL: Test").
+type block struct {
+	h uint64
+	b []byte
+}
+
+// less orders blocks by hash, then text.
+func (x block) less(y block) bool {
+	if x.h != y.h {
+		return x.h < y.h
+	}
+	return bytes.Compare(x.b, y.b) < 0
+}
+
+// blockHeap holds the kept blocks, the last in hash order on top, so that
+// the one to give up when over the bounds is at hand.
+type blockHeap []block
 
 func (h blockHeap) Len() int           { return len(h) }
-func (h blockHeap) Less(i, j int) bool { return bytes.Compare(h[i], h[j]) > 0 }
+func (h blockHeap) Less(i, j int) bool { return h[j].less(h[i]) }
 func (h blockHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *blockHeap) Push(x any)        { *h = append(*h, x.([]byte)) }
+func (h *blockHeap) Push(x any)        { *h = append(*h, x.(block)) }
 func (h *blockHeap) Pop() any {
 	old := *h
 	x := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return x
+}
+
+// hash64 is a fixed hash (the same in every process, so that the kept
+// blocks are), eight bytes at a time.
+func hash64(b []byte) uint64 {
+	h := uint64(len(b)) * 0x9e3779b97f4a7c15
+	for len(b) >= 8 {
+		h = (h ^ binary.LittleEndian.Uint64(b)) * 0xff51afd7ed558ccd
+		h ^= h >> 32
+		b = b[8:]
+	}
+	for _, c := range b {
+		h = (h ^ uint64(c)) * 0x100000001b3
+	}
+	h *= 0xc4ceb9fe1a85ec53
+	return h ^ h>>29
 }
 
 // keep adds a copy of a finished block to the blocks to sort, within the
@@ -75,14 +111,23 @@ func (r *report) keep(b []byte) {
 	if len(b) == 0 {
 		return
 	}
+	k := block{hash64(b), b}
 	if len(r.blocks) > 0 && (len(r.blocks) >= maxBlocks || r.size+len(b) > maxBlockBytes) &&
-		bytes.Compare(b, r.blocks[0]) >= 0 {
+		!k.less(r.blocks[0]) {
 		return // it would be the first to go
 	}
-	heap.Push(&r.blocks, append([]byte(nil), b...))
-	r.size += len(b)
+	if len(r.blocks) >= maxBlocks {
+		// The last in order gives way, and its buffer takes the copy.
+		top := r.blocks[0]
+		r.size += len(b) - len(top.b)
+		r.blocks[0] = block{k.h, append(top.b[:0], b...)}
+		heap.Fix(&r.blocks, 0)
+	} else {
+		heap.Push(&r.blocks, block{k.h, append([]byte(nil), b...)})
+		r.size += len(b)
+	}
 	for len(r.blocks) > maxBlocks || r.size > maxBlockBytes {
-		r.size -= len(heap.Pop(&r.blocks).([]byte))
+		r.size -= len(heap.Pop(&r.blocks).(block).b)
 	}
 }
 
@@ -91,7 +136,7 @@ func (r *report) end() {
 	if r.kind != kNone && r.kind != kPass && r.kind != kPyDrop && r.kind != kTest {
 		r.keep(r.cur)
 	}
-	r.kind, r.cur, r.frame, r.build = kNone, r.cur[:0], false, false
+	r.kind, r.cur, r.frame, r.build, r.stack = kNone, r.cur[:0], false, false, false
 }
 
 // start begins a block whose first line is t.
@@ -99,6 +144,7 @@ func (r *report) start(kind, indent int, t []byte) {
 	r.end()
 	r.kind, r.indent = kind, indent
 	r.build = kind == kBlank && t[0] == '#'
+	r.stack = kind == kBlank && t[0] == 'g'
 	if kind != kPass && kind != kPyDrop {
 		r.cur = appendCapped(r.cur[:0], t)
 	}
@@ -139,6 +185,9 @@ func (r *report) testLine(t []byte) {
 
 // passed forgets the output of a test that passed.
 func (r *report) passed(name []byte) {
+	if len(r.tests) == 0 {
+		return
+	}
 	if i, ok := r.tests[string(name)]; ok {
 		r.testOut[i] = nil
 		delete(r.tests, string(name))
@@ -152,7 +201,10 @@ func (r *report) finish() [][]byte {
 		r.keep(b)
 	}
 	r.tests, r.testOut = nil, nil
-	bs := []([]byte)(r.blocks)
+	bs := make([][]byte, len(r.blocks))
+	for i, k := range r.blocks {
+		bs[i] = k.b
+	}
 	slices.SortFunc(bs, bytes.Compare)
 	r.blocks, r.size = nil, 0
 	return bs
@@ -180,7 +232,9 @@ func (r *report) reportLine(t, raw []byte, indent int) (bool, []byte) {
 		}
 		return false, t
 	}
-	t = excerpt(t)
+	if c := t[0]; c == '>' || isDigit(c) {
+		t = excerpt(t)
+	}
 
 	// Blocks that end at a line of their own come first: what they hold
 	// can look like anything.
@@ -194,9 +248,21 @@ func (r *report) reportLine(t, raw []byte, indent int) (bool, []byte) {
 			return false, t
 		}
 		r.end()
+	case kBlank:
+		// A stack's frames name a function or a file; what ends it
+		// without a blank line ("FAIL pkg") starts otherwise.
+		if c := t[0]; r.stack && (c-'a' < 26 && c != 'o' || c == '/' || c == '<') {
+			r.body(t, raw)
+			return false, t
+		}
 	}
 
 	act, kind := classify(t, raw, indent)
+	return r.act(act, kind, t, raw, indent)
+}
+
+// act does what classify decided for line t.
+func (r *report) act(act, kind int, t, raw []byte, indent int) (bool, []byte) {
 	switch act {
 	case aSeq:
 		switch r.kind {
@@ -237,6 +303,52 @@ func (r *report) reportLine(t, raw []byte, indent int) (bool, []byte) {
 		r.passed(testName(t))
 	}
 	return false, t
+}
+
+// quick handles, before the line rules, the lines of passing tests and
+// progress that most long reports are made of, whose fate the raw line
+// tells (the line rules would change none of the text looked at). It
+// reports whether it handled b.
+func (r *report) quick(b []byte) bool {
+	switch r.kind {
+	case kRace, kPytest, kPyDrop, kCargo, kVitest, kUnittst:
+		return false
+	}
+	indent := 0
+	for indent < len(b) && b[indent] == ' ' {
+		indent++
+	}
+	t := b[indent:]
+	if len(t) < 6 {
+		return false
+	}
+	act := aSeq
+	switch t[0] {
+	case '=':
+		if t[1] == '=' && t[2] == '=' && t[3] == ' ' {
+			for _, p := range []string{"=== RUN ", "=== CONT ", "=== NAME ", "=== PAUSE "} {
+				if hasWord(t, p) {
+					act = aTest
+				}
+			}
+		}
+	case '-':
+		if hasWord(t, "--- PASS: ") || hasWord(t, "--- SKIP: ") {
+			act = aPass
+		}
+	case 'o':
+		if hasWord(t, "ok  \t") {
+			act = aDrop
+		}
+	}
+	if act == aSeq && t[len(t)-1] == ']' && isPercent(t) {
+		act = aDrop
+	}
+	if act == aSeq || bytes.IndexByte(t, '\r') >= 0 || bytes.IndexByte(t, 0x1b) >= 0 {
+		return false
+	}
+	r.act(act, 0, t, b, indent)
+	return true
 }
 
 // body adds a line to the block being read.
@@ -436,9 +548,10 @@ func classify(t, raw []byte, indent int) (act, kind int) {
 				return aTest, 0
 			}
 		}
-		if t[len(t)-1] == '=' && bytes.IndexByte(t, ' ') > 0 {
+		if k := bytes.IndexByte(t, ' '); k > 0 && t[len(t)-1] == '=' {
 			// A pytest section: "==== FAILURES ====".
-			switch {
+			switch c := t[min(k+1, len(t)-1)]; {
+			case c != 'w' && c != 'P' && c != 's' && c != 'C':
 			case bytes.Contains(t, []byte(" warnings summary ")), bytes.Contains(t, []byte(" PASSES ")),
 				bytes.Contains(t, []byte(" slowest ")), bytes.Contains(t, []byte(" Captured ")):
 				return aStart, kPyDrop
@@ -589,9 +702,9 @@ func classify(t, raw []byte, indent int) (act, kind int) {
 			return aBlock, 0 // failed tests and files, finished in any order
 		}
 	}
-	if indent > 0 && indent+len(t) >= 12 {
-		for _, w := range cargoStatus {
-			if hasWord(t, w) && indent+len(w) == 12 && len(t) > len(w) && t[len(w)] == ' ' {
+	if w := 12 - indent; indent > 0 && w > 0 && len(t) > w && t[w] == ' ' && isLetter(t[0]) {
+		for _, s := range cargoStatus {
+			if len(s) == w && string(t[:w]) == s {
 				return aDrop, 0
 			}
 		}

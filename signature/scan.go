@@ -77,8 +77,9 @@ type scanner struct {
 	rootStart [256]bool // second bytes of roots: a quick test at each '/'
 	extra     []extraPattern
 
-	v2   bool   // the rules V2: workspace paths and test reports
-	root []byte // the workspace root, without a trailing slash
+	v2      bool      // the rules V2: workspace paths and test reports
+	root    []byte    // the workspace root, without a trailing slash
+	wsStart [256]bool // second bytes of the root and the cache markers
 }
 
 // builtinRoots are temporary directories on Linux and macOS. Go's build
@@ -140,13 +141,14 @@ const (
 
 // appendLine appends the normalization of one line, given without its
 // newline, to out. It returns false, with out as it was, if the line holds a
-// carriage return or an escape sequence: those are resolved first (see
-// stream.line), which few lines need.
+// carriage return or an escape sequence, or, if paths is set, the
+// workspace root or a package cache: those are resolved first (see
+// stream.line and stream.line2), which few lines need.
 //
 // The scan copies nothing while it walks over text that stays: b[mark:i] is
 // what has been kept since the last replacement, and it is appended in one
 // piece when a replacement (or the end) comes.
-func (s *scanner) appendLine(out, b []byte) ([]byte, bool) {
+func (s *scanner) appendLine(out, b []byte, paths bool) ([]byte, bool) {
 	// Blanks at both ends go first; rules see the line between them.
 	for len(b) > 0 && isSpace(b[len(b)-1]) {
 		b = b[:len(b)-1]
@@ -226,6 +228,9 @@ func (s *scanner) appendLine(out, b []byte) ([]byte, bool) {
 			}
 			i = j
 		case '/':
+			if paths && i+1 < n && s.wsStart[b[i+1]] && s.workspaceAt(b[i:]) {
+				return out[:lineStart], false
+			}
 			if i+1 < n && s.rootStart[b[i+1]] {
 				prev := byte(0)
 				if i > mark {

@@ -110,10 +110,10 @@ func (st *stream) line(b []byte) {
 	start := len(st.out)
 	ok := false
 	if len(b) <= maxLine && len(st.sc.extra) == 0 {
-		st.out, ok = st.sc.appendLine(st.out, b)
+		st.out, ok = st.sc.appendLine(st.out, b, false)
 	}
 	if !ok {
-		st.out, _ = st.sc.appendLine(st.out, st.prepare(b))
+		st.out, _ = st.sc.appendLine(st.out, st.prepare(b), false)
 	}
 	if len(st.out) == start {
 		st.blank++
@@ -209,13 +209,19 @@ func (st *stream) line2(b []byte) {
 	start := len(st.out)
 	ok := false
 	var raw []byte
+	if len(b) <= maxLine && len(st.sc.extra) == 0 && st.rep.quick(b) {
+		return
+	}
 	if len(b) <= maxLine && len(st.sc.extra) == 0 {
-		raw = st.sc.workspacePaths(&st.rep.paths, b)
-		st.out, ok = st.sc.appendLine(st.out, raw)
+		raw = b
+		st.out, ok = st.sc.appendLine(st.out, raw, true)
 	}
 	if !ok {
-		raw = st.sc.workspacePaths(&st.rep.paths, st.prepare(b))
-		st.out, _ = st.sc.appendLine(st.out, raw)
+		raw = st.prepare(b)
+		if st.out, ok = st.sc.appendLine(st.out, raw, true); !ok {
+			raw = st.sc.workspacePaths(&st.rep.paths, raw)
+			st.out, _ = st.sc.appendLine(st.out, raw, false)
+		}
 	}
 	indent := 0
 	for _, c := range raw {
