@@ -2,8 +2,8 @@ package signature
 
 import (
 	"bytes"
-	"encoding/binary"
 	"container/heap"
+	"encoding/binary"
 	"slices"
 )
 
