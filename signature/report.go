@@ -397,8 +397,9 @@ func (r *report) ends(t []byte) bool {
 
 // Which Go line numbers the rules keep. Go prints no source text, so
 // without them the same error at two places in a file is one failure;
-// with them, an edit above the error makes another failure.
-const (
+// with them, an edit above the error makes another failure. (Variables
+// so that a test can measure the rules without them.)
+var (
 	keepFrameLines = true // of the innermost frame in the workspace, in a goroutine or race report
 	keepBuildLines = true // of a compiler or vet error
 )

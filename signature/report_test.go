@@ -99,6 +99,8 @@ func TestReportRules(t *testing.T) {
 			"FAIL: test_add (t.T.test_add)\nAssertionError: 4 != 3\n"},
 		{"workspace root and caches", "/home/ci/src/app/x.go /home/ci/src/apps/y.go /root/go/pkg/mod/github.com/a/b@v1.2.3/c.go\n/usr/lib/python3/dist-packages/_pytest/x.py /home/ci/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/serde-1.0.2/src/de.rs /home/ci/src/app/node_modules/.pnpm/vitest@4/node_modules/vitest/dist/x.js\n",
 			"<root>/x.go /home/ci/src/apps/y.go <gomod>/github.com/a/b@v1.2.3/c.go\n<pkgs>/_pytest/x.py <cargo>/serde-1.0.2/src/de.rs <node_modules>/vitest/dist/x.js\n"},
+		{"ordinals in messages, not in names", "uuid_test.go:71: monotonicity failed at #2841: a < b (#12)\nTestX/case#02 failed\n",
+			"uuid_test.go:<line>: monotonicity failed at #<n>: a < b (#<n>)\nTestX/case#02 failed\n"},
 		{"unrecognised output keeps the line rules", "step 1\n  building 2026-01-02T15:04:05Z\nstep 2 failed: exit status 3\n",
 			"step 1\nbuilding <ts>\nstep 2 failed: exit status 3\n"},
 	} {

@@ -13,7 +13,7 @@ const (
 	cHex                 // a-f, A-F
 	cAlpha               // other ASCII letters, and '_'
 	cSpace               // ' ', '\t'
-	cSpecial             // '/', ':', '(', and '\r' and ESC
+	cSpecial             // '/', ':', '(', '#', and '\r' and ESC
 
 	cWord = cDigit | cHex | cAlpha
 )
@@ -43,7 +43,7 @@ func init() {
 	}
 	class['_'] = cAlpha
 	class[' '], class['\t'] = cSpace, cSpace
-	class['/'], class[':'], class['('] = cSpecial, cSpecial, cSpecial
+	class['/'], class[':'], class['('], class['#'] = cSpecial, cSpecial, cSpecial, cSpecial
 	class['\r'], class[0x1b] = cSpecial, cSpecial // resolved before the rules
 
 	for _, c := range []byte("-/:. \t") {
@@ -268,6 +268,22 @@ func (s *scanner) appendLine(out, b []byte, paths bool) ([]byte, bool) {
 				if e := parenPosition(b, i); e > 0 {
 					out = append(out, b[mark:i]...)
 					out = append(out, "("+phLine+")"...)
+					mark, i = e, e
+					continue
+				}
+			}
+			i++
+		case '#':
+			// v2: an ordinal in a message ("failed at #2841") counts
+			// iterations, often of random input; a name's (case#02) stays.
+			if s.v2 && i > 0 && (b[i-1] == ' ' || b[i-1] == '(') && i+1 < n && isDigit(b[i+1]) {
+				e := i + 1
+				for e < n && isDigit(b[e]) {
+					e++
+				}
+				if e == n || !isWord(b[e]) {
+					out = append(out, b[mark:i]...)
+					out = append(out, "#"+phN...)
 					mark, i = e, e
 					continue
 				}
