@@ -47,9 +47,9 @@ type report struct {
 	blocks blockHeap
 	size   int // bytes in blocks
 
-	tests    map[string]int // test name to its index in testOut
-	testOut  [][]byte
-	testName []byte // the test whose output follows
+	tests    map[string][]byte // output of tests not finished, by name
+	testName []byte            // the test whose output follows
+	testBuf  []byte            // its output since its name was given
 
 	paths [2][]byte // buffers of workspacePaths
 
@@ -162,34 +162,62 @@ func appendCapped(b, line []byte) []byte {
 	return append(b, '\n')
 }
 
-// testLine adds a line of a go -v test's output. A test's output comes in
-// pieces between other tests' ("=== CONT name" before each); gathered by
-// name, it is the same whatever the interleaving.
+// The output of go -v's tests. A test's output comes in pieces between
+// other tests' ("=== CONT name" before each); gathered by name, it is the
+// same whatever the interleaving. The piece being read is testBuf, of the
+// test testName; pieces of tests that have not finished wait in tests.
+// When a test passes its output goes; when it fails it becomes a block.
+
+// testLine adds a line of the current test's output.
 func (r *report) testLine(t []byte) {
-	i, ok := r.tests[string(r.testName)]
-	if !ok {
-		name := string(r.testName)
-		if len(r.tests) >= maxTests {
-			r.keep(appendCapped(appendCapped(nil, []byte("=== "+name)), t))
-			return
-		}
-		if r.tests == nil {
-			r.tests = map[string]int{}
-		}
-		i = len(r.testOut)
-		r.tests[name] = i
-		r.testOut = append(r.testOut, appendCapped(nil, []byte("=== "+name)))
+	if len(r.testBuf) == 0 {
+		r.testBuf = append(append(append(r.testBuf, "=== "...), r.testName...), '\n')
 	}
-	r.testOut[i] = appendCapped(r.testOut[i], t)
+	r.testBuf = appendCapped(r.testBuf, t)
 }
 
-// passed forgets the output of a test that passed.
-func (r *report) passed(name []byte) {
+// testPiece puts the piece read so far aside, to wait for its test's end.
+func (r *report) testPiece() {
+	if len(r.testBuf) == 0 {
+		return
+	}
+	defer func() { r.testBuf = r.testBuf[:0] }()
+	if prev, ok := r.tests[string(r.testName)]; ok {
+		r.tests[string(r.testName)] = appendCapped(prev, r.testBuf[len(r.testName)+5:len(r.testBuf)-1])
+		return
+	}
+	if len(r.tests) >= maxTests {
+		r.keep(r.testBuf) // too many tests at once: the piece alone
+		return
+	}
+	if r.tests == nil {
+		r.tests = map[string][]byte{}
+	}
+	r.tests[string(r.testName)] = append([]byte(nil), r.testBuf...)
+}
+
+// testEnd ends test name: its output is dropped if it passed, or becomes
+// a block.
+func (r *report) testEnd(name []byte, failed bool) {
+	if bytes.Equal(name, r.testName) {
+		if failed && len(r.testBuf) > 0 {
+			if prev, ok := r.tests[string(name)]; ok {
+				r.testBuf = append(prev, r.testBuf[len(name)+5:]...)
+				delete(r.tests, string(name))
+			}
+			r.keep(r.testBuf)
+		}
+		r.testBuf = r.testBuf[:0]
+	} else {
+		r.testPiece()
+	}
 	if len(r.tests) == 0 {
 		return
 	}
-	if i, ok := r.tests[string(name)]; ok {
-		r.testOut[i] = nil
+	if prev, ok := r.tests[string(name)]; ok {
+		if failed {
+			r.keep(prev)
+		}
 		delete(r.tests, string(name))
 	}
 }
@@ -197,10 +225,11 @@ func (r *report) passed(name []byte) {
 // finish ends the last block and returns the kept blocks in sorted order.
 func (r *report) finish() [][]byte {
 	r.end()
-	for _, b := range r.testOut {
-		r.keep(b)
+	r.testPiece()
+	for _, b := range r.tests {
+		r.keep(b) // the order does not matter: keep's choice does not depend on it
 	}
-	r.tests, r.testOut = nil, nil
+	r.tests = nil
 	bs := make([][]byte, len(r.blocks))
 	for i, k := range r.blocks {
 		bs[i] = k.b
@@ -294,13 +323,19 @@ func (r *report) act(act, kind int, t, raw []byte, indent int) (bool, []byte) {
 		r.keep(r.cur)
 	case aStart:
 		r.start(kind, indent, t)
+		if kind == kIndent && t[0] == '-' {
+			r.testEnd(testName(t), true)
+		}
 	case aTest:
 		r.end()
 		r.kind, r.indent = kTest, indent
-		r.testName = append(r.testName[:0], testName(t)...)
+		if name := testName(t); !bytes.Equal(name, r.testName) {
+			r.testPiece()
+			r.testName = append(r.testName[:0], name...)
+		}
 	case aPass:
 		r.start(kPass, indent, nil)
-		r.passed(testName(t))
+		r.testEnd(testName(t), false)
 	}
 	return false, t
 }
