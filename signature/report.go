@@ -2,7 +2,6 @@ package signature
 
 import (
 	"bytes"
-	"container/heap"
 	"encoding/binary"
 	"slices"
 )
@@ -13,8 +12,8 @@ import (
 // blocks, not on the order they came in.
 const (
 	maxBlock      = 16 << 10
-	maxBlocks     = 4096
-	maxBlockBytes = 4 << 20
+	maxBlocks     = 1024
+	maxBlockBytes = 2 << 20
 	maxTests      = 1024 // tests whose streamed output is being gathered
 )
 
@@ -78,15 +77,47 @@ func (x block) less(y block) bool {
 // the one to give up when over the bounds is at hand.
 type blockHeap []block
 
-func (h blockHeap) Len() int           { return len(h) }
-func (h blockHeap) Less(i, j int) bool { return h[j].less(h[i]) }
-func (h blockHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *blockHeap) Push(x any)        { *h = append(*h, x.(block)) }
-func (h *blockHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
+// down restores the heap order from i down.
+func (h blockHeap) down(i int) {
+	for {
+		l := 2*i + 1
+		if l >= len(h) {
+			return
+		}
+		m := l
+		if r := l + 1; r < len(h) && h[l].less(h[r]) {
+			m = r
+		}
+		if !h[i].less(h[m]) {
+			return
+		}
+		h[i], h[m] = h[m], h[i]
+		i = m
+	}
+}
+
+// push adds k.
+func (h *blockHeap) push(k block) {
+	*h = append(*h, k)
+	s := *h
+	for i := len(s) - 1; i > 0; {
+		p := (i - 1) / 2
+		if !s[p].less(s[i]) {
+			break
+		}
+		s[p], s[i] = s[i], s[p]
+		i = p
+	}
+}
+
+// pop removes the top and returns it.
+func (h *blockHeap) pop() block {
+	s := *h
+	top := s[0]
+	s[0] = s[len(s)-1]
+	*h = s[:len(s)-1]
+	h.down(0)
+	return top
 }
 
 // hash64 is a fixed hash (the same in every process, so that the kept
@@ -121,13 +152,13 @@ func (r *report) keep(b []byte) {
 		top := r.blocks[0]
 		r.size += len(b) - len(top.b)
 		r.blocks[0] = block{k.h, append(top.b[:0], b...)}
-		heap.Fix(&r.blocks, 0)
+		r.blocks.down(0)
 	} else {
-		heap.Push(&r.blocks, block{k.h, append([]byte(nil), b...)})
+		r.blocks.push(block{k.h, append([]byte(nil), b...)})
 		r.size += len(b)
 	}
 	for len(r.blocks) > maxBlocks || r.size > maxBlockBytes {
-		r.size -= len(heap.Pop(&r.blocks).(block).b)
+		r.size -= len(r.blocks.pop().b)
 	}
 }
 
