@@ -2,6 +2,8 @@ package signature
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -83,4 +85,51 @@ func longestLine(b []byte) int {
 		b = b[min(n+1, len(b)):]
 	}
 	return longest
+}
+
+// FuzzNormalizeV2 checks the rules v2 on any input: they never panic; the
+// signature is the SHA-256 of the explained text; writing the input in
+// pieces of any size gives the same signature; and the explained text has
+// no escape sequence, carriage return, blank line inside a block or run
+// of blanks.
+func FuzzNormalizeV2(f *testing.F) {
+	paths, err := filepath.Glob("testdata/*/*.txtar")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, p := range paths {
+		a, b := readPair(f, p)
+		f.Add(a, uint64(len(a)))
+		f.Add(b, uint64(len(b)))
+	}
+	for _, s := range []string{
+		"=== RUN   TestA\n    a.go:1: x\n=== CONT  TestB\n--- PASS: TestA (0.00s)\n--- FAIL: TestB\n",
+		"goroutine 1 [running]:\n\t/w/a.go:3 +0x1\n\nWARNING: DATA RACE\nGoroutine 3 (running) created at:\n==========\n",
+		"___ t ___\nE x\n=== 1 failed ===\n---- a stdout ----\nfailures:\n FAIL  a > b\n⎯⎯\nFAIL: t\nRan 1 test\n",
+		"/w/node_modules/x/node_modules/y.js /w/x /wx /root/go/pkg/mod/a@v1/b.go #12 23| x\n",
+	} {
+		f.Add([]byte(s), uint64(len(s)))
+	}
+	r := compileV2(f, "/w")
+	f.Fuzz(func(t *testing.T, in []byte, seed uint64) {
+		var norm bytes.Buffer
+		if err := r.Explain(&norm, bytes.NewReader(in)); err != nil {
+			t.Fatal(err)
+		}
+		out := norm.Bytes()
+		if bytes.IndexByte(out, 0x1b) >= 0 || bytes.IndexByte(out, '\r') >= 0 ||
+			bytes.Contains(out, []byte("  ")) || bytes.IndexByte(out, '\t') >= 0 || bytes.Contains(out, []byte("\n\n\n")) {
+			t.Fatalf("explained text keeps escapes, carriage returns, blank runs or blank lines: %q", out)
+		}
+		sum := sha256.Sum256(out)
+		want := r.SumBytes(in)
+		if got := hex.EncodeToString(sum[:]); got != want {
+			t.Fatalf("signature %s is not the SHA-256 of the explained text (%s)", want, got)
+		}
+		d := r.NewDigest()
+		writeChunks(t, d, in, seed, 1+int(seed%17))
+		if got := d.Sum(); got != want {
+			t.Fatalf("signature depends on the pieces written: %s, want %s, input %q", got, want, in)
+		}
+	})
 }
