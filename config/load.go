@@ -254,7 +254,8 @@ func sectionKeys(sec string) []string {
 }
 
 // runtimeVars are the ORCHESTRATOR_* variables that are not settings: the
-// state directory, the fixed clock, and what run gives the loop command.
+// state directory, the workspace root, the fixed clock, and what run gives
+// the loop command.
 // A loop that calls orchestrator passes them on.
 var runtimeVars = []string{"DIR", "ROOT", "NOW", "RUN_ID", "LOOP", "LOOP_KIND", "ISSUES",
 	"RETRY_CONTEXT", "RETRY_TIER", "MODEL", "COST_FILE"}
