@@ -14,7 +14,8 @@ const (
 	maxBlock      = 16 << 10
 	maxBlocks     = 1024
 	maxBlockBytes = 2 << 20
-	maxTests      = 1024 // tests whose streamed output is being gathered
+	maxTests      = 1024    // tests whose streamed output is being gathered
+	maxTestBytes  = 2 << 20 // and their output
 )
 
 // Kinds of failure block, by what ends them.
@@ -46,9 +47,10 @@ type report struct {
 	blocks blockHeap
 	size   int // bytes in blocks
 
-	tests    map[string][]byte // output of tests not finished, by name
-	testName []byte            // the test whose output follows
-	testBuf  []byte            // its output since its name was given
+	tests     map[string][]byte // output of tests not finished, by name
+	testBytes int               // in tests
+	testName  []byte            // the test whose output follows
+	testBuf   []byte            // its output since its name was given
 
 	paths [2][]byte // buffers of workspacePaths
 
@@ -213,18 +215,22 @@ func (r *report) testPiece() {
 		return
 	}
 	defer func() { r.testBuf = r.testBuf[:0] }()
-	if prev, ok := r.tests[string(r.testName)]; ok {
-		r.tests[string(r.testName)] = appendCapped(prev, r.testBuf[len(r.testName)+5:len(r.testBuf)-1])
+	if r.testBytes+len(r.testBuf) > maxTestBytes || len(r.tests) >= maxTests {
+		r.keep(r.testBuf) // too many tests at once: the piece alone
 		return
 	}
-	if len(r.tests) >= maxTests {
-		r.keep(r.testBuf) // too many tests at once: the piece alone
+	if prev, ok := r.tests[string(r.testName)]; ok {
+		lines := bytes.TrimSuffix(r.testBuf[len(r.testName)+5:], []byte{'\n'})
+		now := appendCapped(prev, lines)
+		r.testBytes += len(now) - len(prev)
+		r.tests[string(r.testName)] = now
 		return
 	}
 	if r.tests == nil {
 		r.tests = map[string][]byte{}
 	}
 	r.tests[string(r.testName)] = append([]byte(nil), r.testBuf...)
+	r.testBytes += len(r.testBuf)
 }
 
 // testEnd ends test name: its output is dropped if it passed, or becomes
@@ -234,6 +240,7 @@ func (r *report) testEnd(name []byte, failed bool) {
 		if failed && len(r.testBuf) > 0 {
 			if prev, ok := r.tests[string(name)]; ok {
 				r.testBuf = append(prev, r.testBuf[len(name)+5:]...)
+				r.testBytes -= len(prev)
 				delete(r.tests, string(name))
 			}
 			r.keep(r.testBuf)
@@ -249,6 +256,7 @@ func (r *report) testEnd(name []byte, failed bool) {
 		if failed {
 			r.keep(prev)
 		}
+		r.testBytes -= len(prev)
 		delete(r.tests, string(name))
 	}
 }
@@ -260,7 +268,7 @@ func (r *report) finish() [][]byte {
 	for _, b := range r.tests {
 		r.keep(b) // the order does not matter: keep's choice does not depend on it
 	}
-	r.tests = nil
+	r.tests, r.testBytes = nil, 0
 	bs := make([][]byte, len(r.blocks))
 	for i, k := range r.blocks {
 		bs[i] = k.b

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -142,4 +143,25 @@ func TestBlocksBounded(t *testing.T) {
 	if len(st.rep.blocks) > maxBlocks || st.rep.size > maxBlockBytes {
 		t.Errorf("kept %d blocks of %d bytes, want at most %d and %d", len(st.rep.blocks), st.rep.size, maxBlocks, maxBlockBytes)
 	}
+
+	// go -v output of many tests that never end, in pieces.
+	var v bytes.Buffer
+	for i := range 3 * maxTests {
+		for k := range 3 {
+			fmt.Fprintf(&v, "=== CONT  Test%d\n    x_test.go:%d: %s\n", (i*7+k)%(3*maxTests), k, strings.Repeat("z", 1500))
+		}
+	}
+	st = r.newStream(func([]byte) error { return nil })
+	st.write(v.Bytes())
+	if len(st.rep.tests) > maxTests || st.rep.testBytes > maxTestBytes {
+		t.Errorf("gathered the output of %d tests, %d bytes, want at most %d and %d", len(st.rep.tests), st.rep.testBytes, maxTests, maxTestBytes)
+	}
+	sum := 0
+	for _, b := range st.rep.tests {
+		sum += len(b)
+	}
+	if sum != st.rep.testBytes {
+		t.Errorf("counted %d bytes of test output, hold %d", st.rep.testBytes, sum)
+	}
+	st.close()
 }
