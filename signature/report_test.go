@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/rogpeppe/go-internal/txtar"
 )
 
 // TestCapturedOutputsV2 runs the rules v2 on output captured from real
@@ -22,23 +20,9 @@ import (
 // their verdicts under v2 too.
 func TestCapturedOutputsV2(t *testing.T) {
 	for _, dir := range []string{"v2same", "v2differ", "same", "differ"} {
-		paths, err := filepath.Glob(filepath.Join("testdata", dir, "*.txtar"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(paths) == 0 {
-			t.Fatalf("no archives in testdata/%s", dir)
-		}
-		for _, path := range paths {
+		for _, path := range archives(t, dir) {
 			t.Run(dir+"/"+strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-				ar, err := txtar.ParseFile(path)
-				if err != nil {
-					t.Fatal(err)
-				}
-				files := map[string][]byte{}
-				for _, f := range ar.Files {
-					files[f.Name] = f.Data
-				}
+				files := readArchive(t, path)
 				a, b := files["a"], files["b"]
 				if a == nil || b == nil || bytes.Equal(a, b) {
 					t.Fatal("want two different files a and b")
