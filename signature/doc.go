@@ -113,7 +113,8 @@
 // (…/.cargo/registry/src/index…/serde-1.0.0/ becomes <cargo>/serde-1.0.0/)
 // and node_modules (the last one in the path: <node_modules>/).
 //
-// An ordinal after a blank or "(" becomes #<n> ("failed at #2841" counts
+// unittest's elision "[803 chars]" becomes "[<n> chars]": it counts what it
+// hides, such as paths. An ordinal after a blank or "(" becomes #<n> ("failed at #2841" counts
 // iterations, often of random input); in a name (case#02) it stays.
 //
 // Code excerpts lose their line numbers: "23| x", "23 | x" and "> 23 | x"

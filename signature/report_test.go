@@ -94,6 +94,7 @@ func TestReportRules(t *testing.T) {
 			"<root>/x.go /home/ci/src/apps/y.go <gomod>/github.com/a/b@v1.2.3/c.go\n<pkgs>/_pytest/x.py <cargo>/serde-1.0.2/src/de.rs <node_modules>/vitest/dist/x.js\n"},
 		{"ordinals in messages, not in names", "uuid_test.go:71: monotonicity failed at #2841: a < b (#12)\nTestX/case#02 failed\n",
 			"uuid_test.go:<line>: monotonicity failed at #<n>: a < b (#<n>)\nTestX/case#02 failed\n"},
+		{"unittest's elision", "AssertionError: b'Traceback:\\n Fil[803 chars]te' != b''\n", "AssertionError: b'Traceback:\\n Fil[<n> chars]te' != b''\n"},
 		{"unrecognised output keeps the line rules", "step 1\n  building 2026-01-02T15:04:05Z\nstep 2 failed: exit status 3\n",
 			"step 1\nbuilding <ts>\nstep 2 failed: exit status 3\n"},
 	} {

@@ -207,6 +207,14 @@ func (s *scanner) appendLine(out, b []byte, paths bool) ([]byte, bool) {
 			} else if len(out) > lineStart {
 				prev = out[len(out)-1]
 			}
+			if s.v2 && prev == '[' && f == cDigit && bytes.HasPrefix(b[j:], []byte(" chars]")) {
+				// v2: unittest's elision "[803 chars]" counts text it
+				// hides, such as paths.
+				out = append(out, b[mark:i]...)
+				out = append(out, phN...)
+				mark, i = j, j
+				continue
+			}
 			if start, end, ph := numeric(b, i, j, f, prev); end > 0 {
 				out = append(out, b[mark:start]...)
 				out = append(out, ph...)
