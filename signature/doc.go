@@ -114,7 +114,8 @@
 // and node_modules (the last one in the path: <node_modules>/).
 //
 // unittest's elision "[803 chars]" becomes "[<n> chars]": it counts what it
-// hides, such as paths. An ordinal after a blank or "(" becomes #<n> ("failed at #2841" counts
+// hides, such as paths. Python's "statement on line 398" becomes "on line
+// <line>". An ordinal after a blank or "(" becomes #<n> ("failed at #2841" counts
 // iterations, often of random input); in a name (case#02) it stays.
 //
 // Code excerpts lose their line numbers: "23| x", "23 | x" and "> 23 | x"

@@ -95,6 +95,7 @@ func TestReportRules(t *testing.T) {
 		{"ordinals in messages, not in names", "uuid_test.go:71: monotonicity failed at #2841: a < b (#12)\nTestX/case#02 failed\n",
 			"uuid_test.go:<line>: monotonicity failed at #<n>: a < b (#<n>)\nTestX/case#02 failed\n"},
 		{"unittest's elision", "AssertionError: b'Traceback:\\n Fil[803 chars]te' != b''\n", "AssertionError: b'Traceback:\\n Fil[<n> chars]te' != b''\n"},
+		{"python's on line", "E IndentationError: expected an indented block after 'if' statement on line 398\n", "E IndentationError: expected an indented block after 'if' statement on line <line>\n"},
 		{"unrecognised output keeps the line rules", "step 1\n  building 2026-01-02T15:04:05Z\nstep 2 failed: exit status 3\n",
 			"step 1\nbuilding <ts>\nstep 2 failed: exit status 3\n"},
 	} {

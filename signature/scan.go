@@ -207,13 +207,23 @@ func (s *scanner) appendLine(out, b []byte, paths bool) ([]byte, bool) {
 			} else if len(out) > lineStart {
 				prev = out[len(out)-1]
 			}
-			if s.v2 && prev == '[' && f == cDigit && bytes.HasPrefix(b[j:], []byte(" chars]")) {
+			if s.v2 && f == cDigit {
 				// v2: unittest's elision "[803 chars]" counts text it
-				// hides, such as paths.
-				out = append(out, b[mark:i]...)
-				out = append(out, phN...)
-				mark, i = j, j
-				continue
+				// hides, such as paths; Python's "statement on line 398"
+				// moves with every edit above, and the source is shown.
+				ph := ""
+				switch {
+				case prev == '[' && bytes.HasPrefix(b[j:], []byte(" chars]")):
+					ph = phN
+				case prev == ' ' && bytes.HasSuffix(b[:i], []byte(" on line ")):
+					ph = phLine
+				}
+				if ph != "" {
+					out = append(out, b[mark:i]...)
+					out = append(out, ph...)
+					mark, i = j, j
+					continue
+				}
 			}
 			if start, end, ph := numeric(b, i, j, f, prev); end > 0 {
 				out = append(out, b[mark:start]...)
