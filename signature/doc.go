@@ -136,7 +136,8 @@
 //     "(finished)"; go build and vet's "# pkg" and its errors, which keep
 //     their line numbers (not columns). Dropped: "ok  pkg" in any time or
 //     (cached), "?  pkg [no test files]", "=== RUN" and the like, "PASS",
-//     "coverage:".
+//     "coverage:". With -json, the output events are read as that output,
+//     each line as output of the event's test; the other events go.
 //   - cargo and rustc: "---- name stdout ----" up to the next or
 //     "failures:"; "test name ... FAILED"; "warning…" and "error…"
 //     diagnostics up to a blank line. Dropped: the progress lines

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"slices"
+	"strconv"
 )
 
 // Bounds of what the rules V2 keep to sort: each failure block is cut to
@@ -55,6 +56,77 @@ type report struct {
 	paths [2][]byte // buffers of workspacePaths
 
 	inOrder bool // a line was kept in order: the blocks follow a blank line
+
+	json   []byte // the output of a go test -json event
+	inJSON bool   // its lines are being read
+}
+
+// jsonTest makes the lines that follow output of test name (from a go test
+// -json event), whatever their indentation, unless they start a report's
+// line of their own.
+func (r *report) jsonTest(name, line []byte) {
+	t := line[skipSpace(line, 0):]
+	if len(name) == 0 {
+		if r.kind == kTest && r.indent < 0 {
+			r.end() // the package's own output
+		}
+		return
+	}
+	if bytes.HasPrefix(t, []byte("=== ")) || bytes.HasPrefix(t, []byte("--- ")) {
+		return
+	}
+	if r.kind != kTest || !bytes.Equal(name, r.testName) {
+		r.end()
+		if !bytes.Equal(name, r.testName) {
+			r.testPiece()
+			r.testName = append(r.testName[:0], name...)
+		}
+	}
+	r.kind, r.indent = kTest, -1
+}
+
+// testJSON reads a go test -json (test2json) event: the text of an output
+// event and the test it is of, or nothing for the others, which tell what
+// the output says. ok is false if b is not such an event.
+func testJSON(b []byte) (out, test []byte, ok bool) {
+	if !bytes.HasPrefix(b, []byte(`{"Time":"`)) && !bytes.HasPrefix(b, []byte(`{"ImportPath":"`)) &&
+		!bytes.HasPrefix(b, []byte(`{"Action":"`)) || b[len(b)-1] != '}' {
+		return nil, nil, false
+	}
+	a := bytes.Index(b, []byte(`"Action":"`))
+	if a < 0 {
+		return nil, nil, false
+	}
+	act := b[a+len(`"Action":"`):]
+	if !bytes.HasPrefix(act, []byte(`output"`)) && !bytes.HasPrefix(act, []byte(`build-output"`)) {
+		return nil, nil, true
+	}
+	o := bytes.Index(b, []byte(`"Output":"`))
+	if o < 0 {
+		return nil, nil, true
+	}
+	s := o + len(`"Output":`)
+	e := s + 1
+	for e < len(b) && b[e] != '"' {
+		if b[e] == '\\' {
+			e++
+		}
+		e++
+	}
+	if e >= len(b) {
+		return nil, nil, false
+	}
+	text, err := strconv.Unquote(string(b[s : e+1]))
+	if err != nil {
+		return nil, nil, false
+	}
+	if t := bytes.Index(b, []byte(`"Test":"`)); t >= 0 {
+		test = b[t+len(`"Test":"`):]
+		if q := bytes.IndexByte(test, '"'); q >= 0 {
+			test = test[:q]
+		}
+	}
+	return []byte(text), test, true
 }
 
 // A block is kept with a hash of its text. When there are more blocks

@@ -70,6 +70,13 @@ func TestReportRules(t *testing.T) {
 			"--- FAIL: TestA (<dur>)\n\n--- FAIL: TestB (<dur>)\n\n=== TestA\na_test.go:<line>: a1\na_test.go:<line>: a2\n\n=== TestB\nb_test.go:<line>: b1\nb_test.go:<line>: b2\n"},
 		{"go -v output of a test that never ended is kept", "=== RUN   TestA\n    a_test.go:7: started\npanic: test timed out after 10m0s\n",
 			"panic: test timed out after <dur>\n\n=== TestA\na_test.go:<line>: started\n"},
+		{"go test -json", `{"Time":"2026-11-24T21:44:33.003973685Z","Action":"start","Package":"example.com/a"}
+{"Time":"2026-11-24T21:44:33.04Z","Action":"output","Package":"example.com/a","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Time":"2026-11-24T21:44:33.04Z","Action":"output","Package":"example.com/a","Test":"TestA","Output":"    a_test.go:7: got \"x\"\n"}
+{"Time":"2026-11-24T21:44:33.05Z","Action":"output","Package":"example.com/a","Test":"TestA","Output":"--- FAIL: TestA (0.00s)\n"}
+{"Time":"2026-11-24T21:44:33.05Z","Action":"fail","Package":"example.com/a","Test":"TestA","Elapsed":0}
+{"Time":"2026-11-24T21:44:33.05Z","Action":"output","Package":"example.com/a","Output":"FAIL\n"}
+`, "FAIL\n\n--- FAIL: TestA (<dur>)\n\n=== TestA\na_test.go:<line>: got \"x\"\n"},
 		{"go panic keeps the innermost workspace frame's line",
 			"goroutine 7 [running]:\nruntime.panic()\n\t/usr/local/go/src/runtime/panic.go:860 +0x13a\nexample.com/a.f(...)\n\t/home/ci/src/app/a.go:98\nexample.com/a.g()\n\t/home/ci/src/app/a.go:120 +0x10\n",
 			"goroutine <n> [running]:\nruntime.panic()\n/usr/local/go/src/runtime/panic.go:<line> +<hex>\nexample.com/a.f(...)\n<root>/a.go:98\nexample.com/a.g()\n<root>/a.go:<line> +<hex>\n"},

@@ -206,6 +206,26 @@ func (st *stream) flush() {
 // line rules, then the test report rules, which keep the line in order,
 // put it into a failure block, or drop it. Blank lines only end blocks.
 func (st *stream) line2(b []byte) {
+	if len(b) > 12 && b[0] == '{' && b[1] == '"' && !st.rep.inJSON {
+		if out, test, ok := testJSON(b); ok {
+			// go test -json: the test's output, line by line, is what
+			// the report rules read; the other events repeat it.
+			st.rep.inJSON = true
+			st.rep.json = append(st.rep.json[:0], out...)
+			for rest := st.rep.json; len(rest) > 0; {
+				line := rest
+				if k := bytes.IndexByte(rest, '\n'); k >= 0 {
+					line, rest = rest[:k], rest[k+1:]
+				} else {
+					rest = nil
+				}
+				st.rep.jsonTest(test, line)
+				st.line2(line)
+			}
+			st.rep.inJSON = false
+			return
+		}
+	}
 	start := len(st.out)
 	ok := false
 	var raw []byte
