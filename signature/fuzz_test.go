@@ -79,6 +79,7 @@ func FuzzNormalizeV2(f *testing.F) {
 		"goroutine 1 [running]:\n\t/w/a.go:3 +0x1\n\nWARNING: DATA RACE\nGoroutine 3 (running) created at:\n==========\n",
 		"___ t ___\nE x\n=== 1 failed ===\n---- a stdout ----\nfailures:\n FAIL  a > b\n⎯⎯\nFAIL: t\nRan 1 test\n",
 		"/w/node_modules/x/node_modules/y.js /w/x /wx /root/go/pkg/mod/a@v1/b.go #12 23| x\n",
+		`{"Time":"x","Action":"output","Test":"T","Output":"--- FAIL: T\n    a\tb\n"}`+"\n"+`{"Action":"pass"}`+"\n",
 	)
 	r := compileV2(f, "/w")
 	f.Fuzz(func(t *testing.T, in []byte, seed uint64) {
