@@ -156,6 +156,10 @@
 //     "❯"), and jest's "FAIL file". Dropped: passed and skipped tests ("✓",
 //     "↓"), "RUN v…", "PASS file", the totals (Test Files, Tests, Test
 //     Suites, Snapshots, Time, Start at, Duration).
+//   - TAP (node --test, tape): "not ok N - test" with its indented
+//     diagnostics, whose duration_ms becomes <dur>. Dropped: "ok N - test"
+//     with its diagnostics, "# Subtest:" titles, the totals ("# tests 5",
+//     "# pass 4", "# duration_ms 12.5") and the plan ("1..5").
 //   - tsc: "Found N errors" is dropped; eslint: a file's problems form a
 //     block, "✖ N problems" is dropped; maven: "[INFO]" lines and gradle's
 //     "> Task" lines are dropped.

@@ -358,6 +358,7 @@ const (
 	aStart        // start a block of the given kind
 	aTest         // go -v: the following lines are this test's output
 	aPass         // go: a test passed; drop it and its output
+	aSkip         // drop a line and the lines indented deeper (TAP's "ok 1 - x")
 )
 
 // reportLine handles one normalized line t of the rules V2 (no newline;
@@ -372,8 +373,11 @@ func (r *report) reportLine(t, raw []byte, indent int) (bool, []byte) {
 		}
 		return false, t
 	}
-	if c := t[0]; c == '>' || isDigit(c) {
+	switch c := t[0]; {
+	case c == '>' || isDigit(c):
 		t = excerpt(t)
+	case c == 'd' && hasWord(t, "duration_ms: "):
+		t = []byte("duration_ms: " + phDur) // TAP (node --test): a test's time
 	}
 
 	// Blocks that end at a line of their own come first: what they hold
@@ -447,6 +451,8 @@ func (r *report) act(act, kind int, t, raw []byte, indent int) (bool, []byte) {
 	case aPass:
 		r.start(kPass, indent, nil)
 		r.testEnd(testName(t), false)
+	case aSkip:
+		r.start(kPass, indent, nil)
 	}
 	return false, t
 }
@@ -731,6 +737,17 @@ func classify(t, raw []byte, indent int) (act, kind int) {
 		if bytes.HasPrefix(r, []byte("ok  \t")) || bytes.HasPrefix(r, []byte("ok \t")) {
 			return aDrop, 0 // go: a package passed, in some time or cached
 		}
+		if len(t) > 3 && hasWord(t, "ok ") && isDigit(t[3]) {
+			return aSkip, 0 // TAP: a test passed, with its diagnostics
+		}
+	case '1':
+		if isPlan(t) {
+			return aDrop, 0
+		}
+	case 'n':
+		if len(t) > 7 && hasWord(t, "not ok ") && isDigit(t[7]) {
+			return aStart, kIndent // TAP: a test failed, with its diagnostics
+		}
 	case '?':
 		if bytes.HasPrefix(r, []byte("?   \t")) {
 			return aDrop, 0
@@ -822,8 +839,17 @@ func classify(t, raw []byte, indent int) (act, kind int) {
 			}
 		}
 	case '#':
-		if indent == 0 && hasWord(t, "# ") {
-			return aStart, kBlank // go build: the package whose errors follow
+		if !hasWord(t, "# ") {
+			break
+		}
+		if goBuildTitle(t) {
+			if indent == 0 {
+				return aStart, kBlank // go build: the package whose errors follow
+			}
+			break
+		}
+		if tapComment(t[2:]) {
+			return aDrop, 0
 		}
 	case '[':
 		if hasWord(t, "[INFO]") {
@@ -860,6 +886,51 @@ func classify(t, raw []byte, indent int) (act, kind int) {
 		return aDrop, 0
 	}
 	return aSeq, 0
+}
+
+// goBuildTitle reports whether t, which starts with "# ", is go build's
+// title of a package's errors: "# example.com/pkg" or "# example.com/pkg
+// [example.com/pkg.test]".
+func goBuildTitle(t []byte) bool {
+	rest := t[2:]
+	k := bytes.IndexByte(rest, ' ')
+	if k < 0 {
+		return len(rest) > 0
+	}
+	return k > 0 && rest[k+1] == '[' && rest[len(rest)-1] == ']' && bytes.IndexByte(rest[k+1:], ' ') < 0
+}
+
+// tapComment reports whether c, a TAP comment without its "# ", is one
+// that goes: a total ("tests 5", "pass 4", "duration_ms 12.5") or a
+// subtest's title, which its result line repeats.
+func tapComment(c []byte) bool {
+	if hasWord(c, "Subtest: ") {
+		return true
+	}
+	k := bytes.IndexByte(c, ' ')
+	if k < 0 {
+		return false
+	}
+	switch string(c[:k]) {
+	case "tests", "suites", "pass", "fail", "cancelled", "skipped", "todo", "duration_ms":
+		return true
+	}
+	return false
+}
+
+// isPlan reports whether t is a TAP plan, "1..12": a count.
+func isPlan(t []byte) bool {
+	k := bytes.Index(t, []byte(".."))
+	return k > 0 && k+2 < len(t) && allDigits(t[:k]) && allDigits(t[k+2:])
+}
+
+func allDigits(b []byte) bool {
+	for _, c := range b {
+		if !isDigit(c) {
+			return false
+		}
+	}
+	return true
 }
 
 // isPercent reports whether t ends in pytest's progress, "[ 42%]": a line
