@@ -164,6 +164,9 @@
 //     block, "✖ N problems" is dropped; maven: "[INFO]" lines and gradle's
 //     "> Task" lines are dropped.
 //
+// A one-line block, and a test's line in a list (jest's "✕ name (12 ms)"),
+// loses the time at its end: runners print it only when it is long.
+//
 // Every other line stays where it is, under the line rules: output that
 // no rule recognises is normalized as by V1, less its blank lines (which
 // only end blocks here) and with the workspace paths replaced.

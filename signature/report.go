@@ -378,6 +378,8 @@ func (r *report) reportLine(t, raw []byte, indent int) (bool, []byte) {
 		t = excerpt(t)
 	case c == 'd' && hasWord(t, "duration_ms: "):
 		t = []byte("duration_ms: " + phDur) // TAP (node --test): a test's time
+	case c >= 0xc3 && c <= 0xe2:
+		t = trimDur(t)
 	}
 
 	// Blocks that end at a line of their own come first: what they hold
@@ -434,7 +436,7 @@ func (r *report) act(act, kind int, t, raw []byte, indent int) (bool, []byte) {
 		return false, t
 	case aBlock:
 		r.end()
-		r.cur = appendCapped(r.cur[:0], t)
+		r.cur = appendCapped(r.cur[:0], trimDur(t))
 		r.keep(r.cur)
 	case aStart:
 		r.start(kind, indent, t)
@@ -886,6 +888,13 @@ func classify(t, raw []byte, indent int) (act, kind int) {
 		return aDrop, 0
 	}
 	return aSeq, 0
+}
+
+// trimDur drops the time at the end of a test's or a file's line (jest's
+// "✕ name (12 ms)" and "FAIL file (5.2 s)", vitest's "× name 3ms"): it is
+// printed only when it is long enough.
+func trimDur(t []byte) []byte {
+	return bytes.TrimSuffix(bytes.TrimSuffix(t, []byte(" ("+phDur+")")), []byte(" "+phDur))
 }
 
 // goBuildTitle reports whether t, which starts with "# ", is go build's
