@@ -40,7 +40,10 @@ type Failure struct {
 	Type      string
 	Output    Output // the failing command's output, or its end
 	Signature string // failure signature of the whole output
-	Time      time.Time
+	// Older holds the output's signatures under older rule sets: a
+	// signature recorded before the rules changed is one of them.
+	Older []string
+	Time  time.Time
 }
 
 // FailDecision is what recording a failure changes.
@@ -66,8 +69,11 @@ func DecideFail(is *issuequeue.Issue, f Failure, cfg *config.Config, u Usage) Fa
 	id := is.ID
 	threshold := cfg.AutoRetry.HaltAfterRepeats
 	set := func(field, v string) { d.Edits = append(d.Edits, issuequeue.SetField(id, field, v)) }
-	if sameSignature(f.Signature, is.FailureSignature) || f.Signature == is.FailureSignature {
+	if sameFailure(is.FailureSignature, f) {
 		d.RepeatCount = is.SignatureRepeatCount + 1
+		if f.Signature != is.FailureSignature && !sameSignature(f.Signature, is.FailureSignature) {
+			set(issuequeue.FieldFailureSignature, f.Signature) // recorded under older rules
+		}
 	} else {
 		if is.FailureSignature != "" {
 			prev := append(append([]string(nil), is.PreviousSignatures...), is.FailureSignature)
@@ -78,14 +84,14 @@ func DecideFail(is *issuequeue.Issue, f Failure, cfg *config.Config, u Usage) Fa
 	}
 	set(issuequeue.FieldSignatureRepeatCount, strconv.Itoa(d.RepeatCount))
 	recent := append(u.issueSignatures(id), f.Signature)
-	switch other, elsewhere := u.haltedElsewhere(f.Signature, id); {
+	switch other, elsewhere := u.haltedElsewhere(f, id); {
 	case d.RepeatCount >= threshold:
 		d.Code, d.Because = CodeRepeatedFailure, fmt.Sprintf("the same failure %d times in a row", d.RepeatCount)
 	case elsewhere:
 		d.Code, d.Because = CodeRepeatedAcross, "same failure as "+other+", which was halted on it"
-	case f.Signature != "" && u.failuresElsewhere(f.Signature, id)+d.RepeatCount >= threshold:
+	case f.Signature != "" && u.failuresElsewhere(f, id)+d.RepeatCount >= threshold:
 		d.Code, d.Because = CodeRepeatedAcross, fmt.Sprintf("the same failure %d times in the last 24 hours under other issues, and %d in a row here",
-			u.failuresElsewhere(f.Signature, id), d.RepeatCount)
+			u.failuresElsewhere(f, id), d.RepeatCount)
 	case oscillates(recent):
 		d.Code, d.Because = CodeOscillation, "the last 4 attempts alternate between two failures"
 	}
@@ -107,6 +113,25 @@ func DecideFail(is *issuequeue.Issue, f Failure, cfg *config.Config, u Usage) Fa
 	d.Edits = append(d.Edits, issuequeue.AppendRow(id, issuequeue.SectionAttemptHistory, AttemptHeader,
 		[]string{strconv.Itoa(d.Attempt), f.Time.UTC().Format(time.RFC3339), f.Type, sig, d.Error}))
 	return d
+}
+
+// sameFailure reports whether f is the failure that the signature recorded
+// stands for: recorded under the current rules, or under older ones (f's
+// signature under those rules equals it). A change of rules thus neither
+// starts a streak over nor makes a new one.
+func sameFailure(recorded string, f Failure) bool {
+	if recorded == "" {
+		return false
+	}
+	if recorded == f.Signature || sameSignature(recorded, f.Signature) {
+		return true
+	}
+	for _, s := range f.Older {
+		if recorded == s || sameSignature(recorded, s) {
+			return true
+		}
+	}
+	return false
 }
 
 // oscillates reports whether the last four signatures alternate between two

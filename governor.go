@@ -375,7 +375,7 @@ type IssueVerdict struct {
 func issueVerdict(in Inputs, is *issuequeue.Issue) IssueVerdict {
 	v := IssueVerdict{ID: is.ID}
 	if is.FailureSignature != "" {
-		if other, ok := in.Usage.haltedElsewhere(is.FailureSignature, is.ID); ok {
+		if other, ok := in.Usage.haltedElsewhere(Failure{Signature: is.FailureSignature}, is.ID); ok {
 			v.Code = CodeRepeatedAcross
 			v.Because = "same failure as " + other + ", which was halted on it"
 			return v

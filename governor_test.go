@@ -246,3 +246,60 @@ func TestDecideFailHalts(t *testing.T) {
 		})
 	}
 }
+
+// A signature recorded under older rules (v1) still names the same
+// failure: the streak goes on and the new signature is stored from then
+// on; under other issues it still counts, and a halt on it still stops
+// the failure elsewhere. A different failure is still different.
+func TestDecideFailOlderRules(t *testing.T) {
+	const id, other = "ISSUE-20261122-001", "ISSUE-20261122-002"
+	v1, v2, v1b := strings.Repeat("1", 64), strings.Repeat("2", 64), strings.Repeat("3", 64)
+	att := func(issue, sig string) Attempt {
+		return Attempt{At: testNow.Add(-time.Hour), IssueID: issue, Signature: sig}
+	}
+	tests := []struct {
+		name   string
+		rows   []string
+		u      Usage
+		older  []string
+		want   Code
+		repeat int
+		stored string // the Failure-Signature afterwards
+	}{
+		{"v1 streak of 2 goes on to a halt", []string{"Failure-Signature=" + v1, "Signature-Repeat-Count=2"},
+			Usage{Attempts: []Attempt{att(id, v1), att(id, v1)}}, []string{v1}, CodeRepeatedFailure, 3, v2},
+		{"v1 streak of 1 goes on", []string{"Failure-Signature=" + v1, "Signature-Repeat-Count=1"},
+			Usage{Attempts: []Attempt{att(id, v1)}}, []string{v1}, "", 2, v2},
+		{"another v1 failure starts over", []string{"Failure-Signature=" + v1b, "Signature-Repeat-Count=2"},
+			Usage{}, []string{v1}, "", 1, v2},
+		{"v1 failures under another ID count", nil,
+			Usage{Attempts: []Attempt{att(other, v1), att(other, v1)}}, []string{v1}, CodeRepeatedAcross, 1, v2},
+		{"a halt under v1 elsewhere", nil, Usage{Halts: []Attempt{att(other, v1)}}, []string{v1}, CodeRepeatedAcross, 1, v2},
+		{"without older signatures, v1 is another failure", []string{"Failure-Signature=" + v1, "Signature-Repeat-Count=2"},
+			Usage{}, nil, "", 1, v2},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			q, _ := parse(t, issueMD(id, append([]string{"Auto-Retry=true"}, tt.rows...)...), "")
+			d := DecideFail(q.Issue(id), Failure{Type: FailVerification, Signature: v2, Older: tt.older, Time: testNow}, testConfig(), tt.u)
+			if d.Code != tt.want || d.Halted != (tt.want != "") {
+				t.Errorf("code %q halted %v, want %q", d.Code, d.Halted, tt.want)
+			}
+			if d.RepeatCount != tt.repeat {
+				t.Errorf("repeat = %d, want %d", d.RepeatCount, tt.repeat)
+			}
+			out, err := q.Apply(d.Edits...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, _ = parse(t, string(out), "")
+			is := q.Issue(id)
+			if is.FailureSignature != tt.stored || is.SignatureRepeatCount != tt.repeat {
+				t.Errorf("stored Failure-Signature %.8s… count %d, want %.8s… %d", is.FailureSignature, is.SignatureRepeatCount, tt.stored, tt.repeat)
+			}
+			if continued := tt.repeat > 1; continued && len(is.PreviousSignatures) != 0 {
+				t.Errorf("the older signature went to Previous-Signatures: %v", is.PreviousSignatures)
+			}
+		})
+	}
+}

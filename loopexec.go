@@ -69,6 +69,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 	costPath := filepath.Join(logDir, fmt.Sprintf("%s-%02d.cost", runID, loop))
 	env = append(env,
 		"ORCHESTRATOR_DIR="+absDir,
+		"ORCHESTRATOR_ROOT="+filepath.Dir(absDir),
 		"ORCHESTRATOR_RUN_ID="+runID,
 		"ORCHESTRATOR_LOOP="+strconv.Itoa(loop),
 		"ORCHESTRATOR_LOOP_KIND="+kind,

@@ -53,6 +53,24 @@ type SignatureWriter interface {
 	Sum() string
 }
 
+// OlderSignatures is a SignatureWriter that also computes the signatures
+// of the output under older rule sets, so that a failure recorded before
+// the rules changed is still recognised.
+type OlderSignatures interface {
+	SignatureWriter
+	OlderSums() []string
+}
+
+// sums closes sw and returns the signature and, if sw computes them, the
+// signatures under older rules.
+func sums(sw SignatureWriter) (sig string, older []string) {
+	sig = sw.Sum()
+	if o, ok := sw.(OlderSignatures); ok {
+		older = o.OlderSums()
+	}
+	return sig, older
+}
+
 func (o *Orchestrator) now() time.Time {
 	if o.Now != nil {
 		return o.Now().UTC()
@@ -182,12 +200,13 @@ func (o *Orchestrator) FailFrom(ctx context.Context, id string, r io.Reader, fai
 	if err != nil {
 		return FailReport{ID: id}, fmt.Errorf("reading the output: %w", err)
 	}
-	return o.recordFailure(ctx, id, out, sw.Sum(), failType)
+	sig, older := sums(sw)
+	return o.recordFailure(ctx, id, out, sig, older, failType)
 }
 
 // recordFailure records a failure of issue id whose output, or its end, is
-// out and whose signature (of all of it) is sig.
-func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output, sig, failType string) (FailReport, error) {
+// out and whose signature (of all of it) is sig, and older under older rules.
+func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output, sig string, older []string, failType string) (FailReport, error) {
 	threshold := o.Config.AutoRetry.HaltAfterRepeats
 	rep := FailReport{ID: id, Threshold: threshold, Signature: sig}
 	output := out.Tail
@@ -201,7 +220,7 @@ func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output,
 		if err != nil {
 			return issuequeue.Change{}, fmt.Errorf("reading the event log: %w", err)
 		}
-		d := DecideFail(is, Failure{Type: failType, Output: out, Signature: sig, Time: now}, o.Config, u)
+		d := DecideFail(is, Failure{Type: failType, Output: out, Signature: sig, Older: older, Time: now}, o.Config, u)
 		rep.RepeatCount, rep.Halted, rep.Code, rep.Attempt = d.RepeatCount, d.Halted, d.Code, d.Attempt
 		rep.Status = issuequeue.StatusPending
 		if d.Halted {

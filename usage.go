@@ -101,23 +101,23 @@ func (u Usage) nextSum(f func(Exec) float64, limit float64) time.Time {
 	return time.Time{}
 }
 
-// failuresElsewhere counts the failures with signature sig of issues other
-// than id in the window.
-func (u Usage) failuresElsewhere(sig, id string) int {
+// failuresElsewhere counts the failures the same as f of issues other than
+// id in the window.
+func (u Usage) failuresElsewhere(f Failure, id string) int {
 	n := 0
 	for _, a := range u.Attempts {
-		if a.IssueID != id && sameSignature(a.Signature, sig) {
+		if a.IssueID != id && sameFailure(a.Signature, f) {
 			n++
 		}
 	}
 	return n
 }
 
-// haltedElsewhere reports an issue other than id halted on signature sig in
-// the window.
-func (u Usage) haltedElsewhere(sig, id string) (string, bool) {
+// haltedElsewhere reports an issue other than id halted on the same
+// failure as f in the window.
+func (u Usage) haltedElsewhere(f Failure, id string) (string, bool) {
 	for _, h := range u.Halts {
-		if h.IssueID != id && sameSignature(h.Signature, sig) {
+		if h.IssueID != id && sameFailure(h.Signature, f) {
 			return h.IssueID, true
 		}
 	}

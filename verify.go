@@ -92,7 +92,8 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 		} else {
 			fmt.Fprintf(w, "[verify: %s exited with status %d]\n", chk.Command, res.ExitCode)
 		}
-		fr, err := o.recordFailure(context.WithoutCancel(ctx), is.ID, kept.output(), sw.Sum(), typ)
+		sig, older := sums(sw)
+		fr, err := o.recordFailure(context.WithoutCancel(ctx), is.ID, kept.output(), sig, older, typ)
 		if err != nil {
 			return vr, err
 		}
@@ -112,7 +113,7 @@ func (r *Runner) verifyEnv(absDir, runID string, loop int, id string) []string {
 	if r.Environ == nil {
 		env = os.Environ()
 	}
-	return append(env, "ORCHESTRATOR_DIR="+absDir, "ORCHESTRATOR_RUN_ID="+runID, "ORCHESTRATOR_LOOP="+strconv.Itoa(loop), "ORCHESTRATOR_ISSUES="+id)
+	return append(env, "ORCHESTRATOR_DIR="+absDir, "ORCHESTRATOR_ROOT="+filepath.Dir(absDir), "ORCHESTRATOR_RUN_ID="+runID, "ORCHESTRATOR_LOOP="+strconv.Itoa(loop), "ORCHESTRATOR_ISSUES="+id)
 }
 
 // settle puts issues still in_progress with no verdict back to pending

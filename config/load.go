@@ -254,9 +254,10 @@ func sectionKeys(sec string) []string {
 }
 
 // runtimeVars are the ORCHESTRATOR_* variables that are not settings: the
-// state directory, the fixed clock, and what run gives the loop command.
+// state directory, the workspace root, the fixed clock, and what run gives
+// the loop command.
 // A loop that calls orchestrator passes them on.
-var runtimeVars = []string{"DIR", "NOW", "RUN_ID", "LOOP", "LOOP_KIND", "ISSUES",
+var runtimeVars = []string{"DIR", "ROOT", "NOW", "RUN_ID", "LOOP", "LOOP_KIND", "ISSUES",
 	"RETRY_CONTEXT", "RETRY_TIER", "MODEL", "COST_FILE"}
 
 // envName returns the environment variable for a dotted key.

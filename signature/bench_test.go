@@ -20,8 +20,12 @@ var benchOutput = sync.OnceValue(func() []byte {
 
 // BenchmarkSum is the normalized signature of realistic test output, read
 // from a reader as "orchestrator signature FILE" does.
-func BenchmarkSum(b *testing.B) {
-	r := compile(b, "")
+func BenchmarkSum(b *testing.B) { benchmarkSum(b, compileV2(b, "/home/ci/src/app")) }
+
+// BenchmarkSumV1 is BenchmarkSum under the older rules.
+func BenchmarkSumV1(b *testing.B) { benchmarkSum(b, compile(b, "")) }
+
+func benchmarkSum(b *testing.B, r *Rules) {
 	in := benchOutput()
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {
@@ -32,7 +36,7 @@ func BenchmarkSum(b *testing.B) {
 }
 
 func BenchmarkSumBytes(b *testing.B) {
-	r := compile(b, "")
+	r := compileV2(b, "/home/ci/src/app")
 	in := benchOutput()
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {
@@ -41,7 +45,7 @@ func BenchmarkSumBytes(b *testing.B) {
 }
 
 // BenchmarkNormalize is the scanner alone, without hashing.
-func BenchmarkNormalize(b *testing.B) { benchmarkNormalize(b, compile(b, "")) }
+func BenchmarkNormalize(b *testing.B) { benchmarkNormalize(b, compileV2(b, "/home/ci/src/app")) }
 
 // BenchmarkNormalizeExtra adds two configured patterns.
 func BenchmarkNormalizeExtra(b *testing.B) {

@@ -7,13 +7,18 @@
 // whose sha256sum is the signature. Raw, and the rule set Off, hash the exact
 // bytes, as sha256sum does.
 //
+// # Rule sets
+//
+// The rules are versioned, and any change to them is a new version, so
+// that an upgrade never silently regroups failures. V2, the current set,
+// is V1's line rules plus the workspace and report rules below; V1 stays
+// selectable and unchanged.
+//
 // # Rule set v1
 //
 // The output is read as lines and each line is normalized on its own, in one
 // pass of a hand-written scanner (no regular expression engine, except for
-// configured extra patterns). The rules are versioned: these are V1, and any
-// change to them is a new version, so that an upgrade never silently
-// regroups failures.
+// configured extra patterns).
 //
 // Lines and layout:
 //
@@ -95,6 +100,80 @@
 // decision depends on text that another rule replaces. Extra patterns are
 // the exception: a pattern that matches "<redacted>", or text around it, is
 // applied again.
+//
+// # Rule set v2
+//
+// Workspace paths, before the line rules: the workspace root
+// (Options.Root) becomes <root> wherever a path starts with it
+// (/home/ci/app/x.go and /home/ci/app become <root>/x.go and <root>;
+// /home/ci/apps is another directory and stays). Paths through package
+// caches lose everything up to the package: Go's module cache
+// (…/pkg/mod/github.com/x/y@v1.2.3/z.go becomes <gomod>/github.com/x/y@v1.2.3/z.go),
+// Python's site-packages and dist-packages (<pkgs>/), cargo's registry
+// (…/.cargo/registry/src/index…/serde-1.0.0/ becomes <cargo>/serde-1.0.0/)
+// and node_modules (the last one in the path: <node_modules>/).
+//
+// unittest's elision "[803 chars]" becomes "[<n> chars]": it counts what it
+// hides, such as paths. Python's "statement on line 398" becomes "on line
+// <line>". An ordinal after a blank or "(" becomes #<n> ("failed at #2841" counts
+// iterations, often of random input); in a name (case#02) it stays.
+//
+// Code excerpts lose their line numbers: "23| x", "23 | x" and "> 23 | x"
+// become "| x" and "> | x"; the source text shown tells failures apart.
+//
+// Test reports: what tells which tests failed and how is kept; what passed,
+// progress, totals and the order parallel tests finished in are not.
+// Failure blocks are gathered and written after the other lines, sorted,
+// each after a blank line:
+//
+//   - go test: "--- FAIL: name" with its indented lines, one block per
+//     test or subtest; in -v output, the lines under "=== RUN/CONT/NAME
+//     name" gathered by test ("=== name" and its lines), dropped when
+//     "--- PASS" or "--- SKIP" follows; "FAIL\tpkg …" lines; "goroutine N
+//     [...]:" stacks up to a blank line, keeping the line number of the
+//     innermost frame in the workspace; race reports ("WARNING: DATA RACE"
+//     up to its closing rule) without the goroutines' "(running)" and
+//     "(finished)"; go build and vet's "# pkg" and its errors, which keep
+//     their line numbers (not columns). Dropped: "ok  pkg" in any time or
+//     (cached), "?  pkg [no test files]", "=== RUN" and the like, "PASS",
+//     "coverage:". With -json, the output events are read as that output,
+//     each line as output of the event's test; the other events go.
+//   - cargo and rustc: "---- name stdout ----" up to the next or
+//     "failures:"; "test name ... FAILED"; "warning…" and "error…"
+//     diagnostics up to a blank line. Dropped: the progress lines
+//     (Compiling, Finished, Downloaded, …), "running N tests", "test name
+//     ... ok" and "... ignored", "generated N warnings (M duplicates)";
+//     "test result: FAILED. 2 passed; …" keeps only "test result: FAILED.".
+//   - pytest: "___ test ___" up to the next or a section; "FAILED …" and
+//     "ERROR …" summary lines. Dropped: the session header (platform,
+//     rootdir, plugins, collected), progress ("tests/x.py ..F. [ 40%]"),
+//     section titles and the totals line, and the warnings summary,
+//     PASSES and slowest durations sections.
+//   - unittest: "FAIL: test" and "ERROR: test" with their tracebacks.
+//     Dropped: the progress dots, "Ran N tests in …".
+//   - vitest and jest: "FAIL file > test" up to the next or a rule;
+//     "● test" with its indented lines; failed tests and files ("×", "✕",
+//     "❯"), and jest's "FAIL file". Dropped: passed and skipped tests ("✓",
+//     "↓"), "RUN v…", "PASS file", the totals (Test Files, Tests, Test
+//     Suites, Snapshots, Time, Start at, Duration).
+//   - TAP (node --test, tape): "not ok N - test" with its indented
+//     diagnostics, whose duration_ms becomes <dur>. Dropped: "ok N - test"
+//     with its diagnostics, "# Subtest:" titles, the totals ("# tests 5",
+//     "# pass 4", "# duration_ms 12.5") and the plan ("1..5").
+//   - tsc: "Found N errors" is dropped; eslint: a file's problems form a
+//     block, "✖ N problems" is dropped; maven: "[INFO]" lines and gradle's
+//     "> Task" lines are dropped.
+//
+// A one-line block, and a test's line in a list (jest's "✕ name (12 ms)"),
+// loses the time at its end: runners print it only when it is long.
+//
+// Every other line stays where it is, under the line rules: output that
+// no rule recognises is normalized as by V1, less its blank lines (which
+// only end blocks here) and with the workspace paths replaced.
+//
+// Bounds: a block is cut to its first 16 KiB; at most 1024 blocks and 2
+// MiB of them are kept, those with the smallest values of a fixed hash, so
+// that which are kept depends on the blocks, not on their order.
 //
 // # Speed and memory
 //

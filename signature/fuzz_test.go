@@ -2,6 +2,8 @@ package signature
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,16 +15,7 @@ import (
 // size gives the same signature; and the normalized text has no
 // escape sequence, carriage return or run of blanks left in it.
 func FuzzNormalize(f *testing.F) {
-	paths, err := filepath.Glob("testdata/*/*.txtar")
-	if err != nil {
-		f.Fatal(err)
-	}
-	for _, p := range paths {
-		a, b := readPair(f, p)
-		f.Add(a, uint64(len(a)))
-		f.Add(b, uint64(len(b)))
-	}
-	for _, s := range []string{
+	addSeeds(f,
 		"goroutine  17 [running]:\n\tpid\t4242\n",
 		"1234\x1b[0m5678 0x\x1b[1m1f /tm\x1b[0mp/x\n",
 		"2026-01-02T15:04:05Z 2026/01/02\t15:04:05 15:04:05,123 1m30s 0.5 s\r\n",
@@ -30,20 +23,10 @@ func FuzzNormalize(f *testing.F) {
 		"node12345 abcdefab12345 deadbeef-dead-beef-dead-beefdeadbeef\n",
 		"/home/ci/scratch/a/b.go:3 /tmp/tmp.abc /var/folders/x/T/y.txt.\n",
 		"\x1b]0;title\x07\x1b[2K\r  50%\r100%\n\n\n",
-	} {
-		f.Add([]byte(s), uint64(len(s)))
-	}
+	)
 	r := compile(f, "/home/ci/scratch")
 	f.Fuzz(func(t *testing.T, in []byte, seed uint64) {
-		var norm bytes.Buffer
-		if err := r.Explain(&norm, bytes.NewReader(in)); err != nil {
-			t.Fatal(err)
-		}
-		out := norm.Bytes()
-		if bytes.IndexByte(out, 0x1b) >= 0 || bytes.IndexByte(out, '\r') >= 0 ||
-			bytes.Contains(out, []byte("  ")) || bytes.IndexByte(out, '\t') >= 0 {
-			t.Fatalf("normalized text keeps escapes, carriage returns or blank runs: %q", out)
-		}
+		out := explainClean(t, r, in)
 		for _, line := range strings.Split(string(out), "\n") {
 			if strings.Trim(line, " \t") != line {
 				t.Fatalf("normalized line %q has leading or trailing blanks", line)
@@ -83,4 +66,68 @@ func longestLine(b []byte) int {
 		b = b[min(n+1, len(b)):]
 	}
 	return longest
+}
+
+// FuzzNormalizeV2 checks the rules v2 on any input: they never panic; the
+// signature is the SHA-256 of the explained text; writing the input in
+// pieces of any size gives the same signature; and the explained text has
+// no escape sequence, carriage return, blank line inside a block or run
+// of blanks.
+func FuzzNormalizeV2(f *testing.F) {
+	addSeeds(f,
+		"=== RUN   TestA\n    a.go:1: x\n=== CONT  TestB\n--- PASS: TestA (0.00s)\n--- FAIL: TestB\n",
+		"goroutine 1 [running]:\n\t/w/a.go:3 +0x1\n\nWARNING: DATA RACE\nGoroutine 3 (running) created at:\n==========\n",
+		"___ t ___\nE x\n=== 1 failed ===\n---- a stdout ----\nfailures:\n FAIL  a > b\n⎯⎯\nFAIL: t\nRan 1 test\n",
+		"/w/node_modules/x/node_modules/y.js /w/x /wx /root/go/pkg/mod/a@v1/b.go #12 23| x\n",
+		`{"Time":"x","Action":"output","Test":"T","Output":"--- FAIL: T\n    a\tb\n"}`+"\n"+`{"Action":"pass"}`+"\n",
+	)
+	r := compileV2(f, "/w")
+	f.Fuzz(func(t *testing.T, in []byte, seed uint64) {
+		out := explainClean(t, r, in)
+		if bytes.Contains(out, []byte("\n\n\n")) {
+			t.Fatalf("explained text keeps blank lines: %q", out)
+		}
+		sum := sha256.Sum256(out)
+		want := r.SumBytes(in)
+		if got := hex.EncodeToString(sum[:]); got != want {
+			t.Fatalf("signature %s is not the SHA-256 of the explained text (%s)", want, got)
+		}
+		d := r.NewDigest()
+		writeChunks(t, d, in, seed, 1+int(seed%17))
+		if got := d.Sum(); got != want {
+			t.Fatalf("signature depends on the pieces written: %s, want %s, input %q", got, want, in)
+		}
+	})
+}
+
+// addSeeds gives the fuzzer the captured outputs of testdata and the
+// inputs extra.
+func addSeeds(f *testing.F, extra ...string) {
+	paths, err := filepath.Glob("testdata/*/*.txtar")
+	if err != nil {
+		f.Fatal(err)
+	}
+	for _, p := range paths {
+		a, b := readPair(f, p)
+		f.Add(a, uint64(len(a)))
+		f.Add(b, uint64(len(b)))
+	}
+	for _, s := range extra {
+		f.Add([]byte(s), uint64(len(s)))
+	}
+}
+
+// explainClean returns the explained text of in, failing if it keeps an
+// escape sequence, a carriage return, a tab or a run of spaces.
+func explainClean(t *testing.T, r *Rules, in []byte) []byte {
+	var norm bytes.Buffer
+	if err := r.Explain(&norm, bytes.NewReader(in)); err != nil {
+		t.Fatal(err)
+	}
+	out := norm.Bytes()
+	if bytes.IndexByte(out, 0x1b) >= 0 || bytes.IndexByte(out, '\r') >= 0 ||
+		bytes.Contains(out, []byte("  ")) || bytes.IndexByte(out, '\t') >= 0 {
+		t.Fatalf("normalized text keeps escapes, carriage returns or blank runs: %q", out)
+	}
+	return out
 }

@@ -10,12 +10,22 @@ import (
 // compile returns the v1 rules with TMPDIR set to tmpdir.
 func compile(t testing.TB, tmpdir string, extra ...string) *Rules {
 	t.Helper()
-	r, err := Compile(Options{Extra: extra, Getenv: func(k string) string {
+	r, err := Compile(Options{Rules: V1, Extra: extra, Getenv: func(k string) string {
 		if k == "TMPDIR" {
 			return tmpdir
 		}
 		return ""
 	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// compileV2 returns the v2 rules with the workspace root root and no TMPDIR.
+func compileV2(t testing.TB, root string) *Rules {
+	t.Helper()
+	r, err := Compile(Options{Rules: V2, Root: root, Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +248,7 @@ func TestCompileErrors(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Rules: "v2"}, `unknown signature rule set "v2" (known: "v1", "off")`},
+		{Options{Rules: "v3"}, `unknown signature rule set "v3" (known: "v2", "v1", "off")`},
 		{Options{Extra: []string{`ok`, `(unclosed`}}, "extra pattern \"(unclosed\": error parsing regexp: missing closing ): `(unclosed`"},
 		{Options{Extra: []string{`x*`}}, `extra pattern "x*" matches empty text`},
 		{Options{Rules: Off, Extra: []string{`(`}}, "extra pattern \"(\": error parsing regexp: missing closing ): `(`"},

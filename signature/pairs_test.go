@@ -11,8 +11,8 @@ import (
 	"github.com/rogpeppe/go-internal/txtar"
 )
 
-// readPair returns files a and b of a testdata archive.
-func readPair(t testing.TB, path string) (a, b []byte) {
+// readArchive returns the files of a testdata archive by name.
+func readArchive(t testing.TB, path string) map[string][]byte {
 	t.Helper()
 	ar, err := txtar.ParseFile(path)
 	if err != nil {
@@ -22,11 +22,31 @@ func readPair(t testing.TB, path string) (a, b []byte) {
 	for _, f := range ar.Files {
 		files[f.Name] = f.Data
 	}
+	return files
+}
+
+// readPair returns files a and b of a testdata archive.
+func readPair(t testing.TB, path string) (a, b []byte) {
+	t.Helper()
+	files := readArchive(t, path)
 	a, b = files["a"], files["b"]
 	if a == nil || b == nil {
 		t.Fatalf("%s: want files a and b", path)
 	}
 	return a, b
+}
+
+// archives returns the paths of the archives in testdata/dir.
+func archives(t *testing.T, dir string) []string {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("testdata", dir, "*.txtar"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(paths) == 0 {
+		t.Fatalf("no archives in testdata/%s", dir)
+	}
+	return paths
 }
 
 // TestCapturedOutputs runs the rules on output captured from real tools:
@@ -35,14 +55,7 @@ func readPair(t testing.TB, path string) (a, b []byte) {
 func TestCapturedOutputs(t *testing.T) {
 	r := compile(t, "")
 	for _, dir := range []string{"same", "differ"} {
-		paths, err := filepath.Glob(filepath.Join("testdata", dir, "*.txtar"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(paths) == 0 {
-			t.Fatalf("no archives in testdata/%s", dir)
-		}
-		for _, path := range paths {
+		for _, path := range archives(t, dir) {
 			t.Run(dir+"/"+strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
 				a, b := readPair(t, path)
 				if bytes.Equal(a, b) {

@@ -13,7 +13,7 @@ const (
 	cHex                 // a-f, A-F
 	cAlpha               // other ASCII letters, and '_'
 	cSpace               // ' ', '\t'
-	cSpecial             // '/', ':', '(', and '\r' and ESC
+	cSpecial             // '/', ':', '(', '#', and '\r' and ESC
 
 	cWord = cDigit | cHex | cAlpha
 )
@@ -43,7 +43,7 @@ func init() {
 	}
 	class['_'] = cAlpha
 	class[' '], class['\t'] = cSpace, cSpace
-	class['/'], class[':'], class['('] = cSpecial, cSpecial, cSpecial
+	class['/'], class[':'], class['('], class['#'] = cSpecial, cSpecial, cSpecial, cSpecial
 	class['\r'], class[0x1b] = cSpecial, cSpecial // resolved before the rules
 
 	for _, c := range []byte("-/:. \t") {
@@ -70,12 +70,16 @@ func isLetter(c byte) bool { return (c|0x20)-'a' < 26 }
 func isHex(c byte) bool    { return class[c]&(cDigit|cHex) != 0 }
 func isSpace(c byte) bool  { return c == ' ' || c == '\t' }
 
-// scanner holds the v1 rules: the temporary directories and the extra
-// patterns. It is read-only once compiled.
+// scanner holds the line rules: the temporary directories, the extra
+// patterns and, for V2, the workspace root. It is read-only once compiled.
 type scanner struct {
 	roots     [][]byte  // temporary directories, each ending in '/'
 	rootStart [256]bool // second bytes of roots: a quick test at each '/'
 	extra     []extraPattern
+
+	v2      bool      // the rules V2: workspace paths and test reports
+	root    []byte    // the workspace root, without a trailing slash
+	wsStart [256]bool // second bytes of the root and the cache markers
 }
 
 // builtinRoots are temporary directories on Linux and macOS. Go's build
@@ -137,13 +141,14 @@ const (
 
 // appendLine appends the normalization of one line, given without its
 // newline, to out. It returns false, with out as it was, if the line holds a
-// carriage return or an escape sequence: those are resolved first (see
-// stream.line), which few lines need.
+// carriage return or an escape sequence, or, if paths is set, the
+// workspace root or a package cache: those are resolved first (see
+// stream.line and stream.line2), which few lines need.
 //
 // The scan copies nothing while it walks over text that stays: b[mark:i] is
 // what has been kept since the last replacement, and it is appended in one
 // piece when a replacement (or the end) comes.
-func (s *scanner) appendLine(out, b []byte) ([]byte, bool) {
+func (s *scanner) appendLine(out, b []byte, paths bool) ([]byte, bool) {
 	// Blanks at both ends go first; rules see the line between them.
 	for len(b) > 0 && isSpace(b[len(b)-1]) {
 		b = b[:len(b)-1]
@@ -202,6 +207,24 @@ func (s *scanner) appendLine(out, b []byte) ([]byte, bool) {
 			} else if len(out) > lineStart {
 				prev = out[len(out)-1]
 			}
+			if s.v2 && f == cDigit {
+				// v2: unittest's elision "[803 chars]" counts text it
+				// hides, such as paths; Python's "statement on line 398"
+				// moves with every edit above, and the source is shown.
+				ph := ""
+				switch {
+				case prev == '[' && bytes.HasPrefix(b[j:], []byte(" chars]")):
+					ph = phN
+				case prev == ' ' && bytes.HasSuffix(b[:i], []byte(" on line ")):
+					ph = phLine
+				}
+				if ph != "" {
+					out = append(out, b[mark:i]...)
+					out = append(out, ph...)
+					mark, i = j, j
+					continue
+				}
+			}
 			if start, end, ph := numeric(b, i, j, f, prev); end > 0 {
 				out = append(out, b[mark:start]...)
 				out = append(out, ph...)
@@ -223,6 +246,9 @@ func (s *scanner) appendLine(out, b []byte) ([]byte, bool) {
 			}
 			i = j
 		case '/':
+			if paths && i+1 < n && s.wsStart[b[i+1]] && s.workspaceAt(b[i:]) {
+				return out[:lineStart], false
+			}
 			if i+1 < n && s.rootStart[b[i+1]] {
 				prev := byte(0)
 				if i > mark {
@@ -260,6 +286,22 @@ func (s *scanner) appendLine(out, b []byte) ([]byte, bool) {
 				if e := parenPosition(b, i); e > 0 {
 					out = append(out, b[mark:i]...)
 					out = append(out, "("+phLine+")"...)
+					mark, i = e, e
+					continue
+				}
+			}
+			i++
+		case '#':
+			// v2: an ordinal in a message ("failed at #2841") counts
+			// iterations, often of random input; a name's (case#02) stays.
+			if s.v2 && i > 0 && (b[i-1] == ' ' || b[i-1] == '(') && i+1 < n && isDigit(b[i+1]) {
+				e := i + 1
+				for e < n && isDigit(b[e]) {
+					e++
+				}
+				if e == n || !isWord(b[e]) {
+					out = append(out, b[mark:i]...)
+					out = append(out, "#"+phN...)
 					mark, i = e, e
 					continue
 				}

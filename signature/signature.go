@@ -13,8 +13,14 @@ import (
 
 // Rule set names accepted in Options.Rules.
 const (
-	// V1 is the first, and current, normalization rule set.
+	// V1 is the first rule set: each line normalized on its own.
 	V1 = "v1"
+	// V2 is the current rule set: V1's line rules, the workspace root and
+	// package caches as placeholders, and test runners' reports reduced to
+	// what identifies their failures (see the package documentation).
+	V2 = "v2"
+	// Current is the rule set used when none is named.
+	Current = V2
 	// Off turns normalization off: the signature is the SHA-256 of the
 	// output's exact bytes.
 	Off = "off"
@@ -22,8 +28,13 @@ const (
 
 // Options selects the rules of a signature.
 type Options struct {
-	// Rules is V1 (also when empty) or Off.
+	// Rules is V2 (also when empty), V1 or Off.
 	Rules string
+
+	// Root is the workspace root: the directory the failing command ran
+	// in, whose path the rules V2 replace with <root>, so that the same
+	// failure in another checkout gets the same signature. Empty: none.
+	Root string
 
 	// Extra holds Go regular expressions whose matches are replaced by
 	// "<redacted>", line by line, before the built-in rules run. None may
@@ -39,19 +50,25 @@ type Options struct {
 // Rules computes signatures with one rule set. A *Rules is immutable and
 // safe for concurrent use.
 type Rules struct {
-	off bool
-	sc  scanner
+	off  bool
+	name string
+	sc   scanner
 }
 
 // Compile checks o and returns the rules it describes.
 func Compile(o Options) (*Rules, error) {
-	r := &Rules{}
+	r := &Rules{name: o.Rules}
 	switch o.Rules {
-	case "", V1:
+	case "":
+		r.name = Current
+		r.sc.v2 = true
+	case V2:
+		r.sc.v2 = true
+	case V1:
 	case Off:
 		r.off = true
 	default:
-		return nil, fmt.Errorf("unknown signature rule set %q (known: %q, %q)", o.Rules, V1, Off)
+		return nil, fmt.Errorf("unknown signature rule set %q (known: %q, %q, %q)", o.Rules, V2, V1, Off)
 	}
 	for _, p := range o.Extra {
 		re, err := regexp.Compile(p)
@@ -64,15 +81,21 @@ func Compile(o Options) (*Rules, error) {
 		r.sc.extra = append(r.sc.extra, extraPattern{re: re, lit: requiredLiteral(p)})
 	}
 	if r.off {
-		return &Rules{off: true}, nil
+		return &Rules{off: true, name: Off}, nil
 	}
 	getenv := o.Getenv
 	if getenv == nil {
 		getenv = os.Getenv
 	}
 	r.sc.setTempRoots(getenv("TMPDIR"))
+	if r.sc.v2 {
+		r.sc.setWorkspace(o.Root)
+	}
 	return r, nil
 }
+
+// Name returns the name of the rule set: V2, V1 or Off.
+func (r *Rules) Name() string { return r.name }
 
 // Sum returns the signature of everything read from rd: 64 lowercase
 // hexadecimal digits.

@@ -37,10 +37,16 @@ type stream struct {
 
 	clean []byte // the current line without escape sequences
 	held  []byte // a line's output while blank lines go before it
+
+	rep *report // the rules V2's test reports; nil for V1
 }
 
 func (r *Rules) newStream(emit func([]byte) error) *stream {
-	return &stream{sc: &r.sc, emit: emit, out: make([]byte, 0, outSize)}
+	st := &stream{sc: &r.sc, emit: emit, out: make([]byte, 0, outSize)}
+	if r.sc.v2 {
+		st.rep = &report{}
+	}
+	return st
 }
 
 func (st *stream) write(p []byte) {
@@ -97,13 +103,17 @@ func (st *stream) appendCarry(b []byte) {
 // straight to the scanner; one that holds a carriage return or an escape
 // sequence, is too long, or meets extra patterns is prepared first.
 func (st *stream) line(b []byte) {
+	if st.rep != nil {
+		st.line2(b)
+		return
+	}
 	start := len(st.out)
 	ok := false
 	if len(b) <= maxLine && len(st.sc.extra) == 0 {
-		st.out, ok = st.sc.appendLine(st.out, b)
+		st.out, ok = st.sc.appendLine(st.out, b, false)
 	}
 	if !ok {
-		st.out, _ = st.sc.appendLine(st.out, st.prepare(b))
+		st.out, _ = st.sc.appendLine(st.out, st.prepare(b), false)
 	}
 	if len(st.out) == start {
 		st.blank++
@@ -172,6 +182,9 @@ func (st *stream) close() {
 		st.pendingCR = false
 	}
 	st.blank = 0
+	if st.rep != nil {
+		st.blocks()
+	}
 	st.flush()
 }
 
@@ -187,4 +200,81 @@ func (st *stream) flush() {
 		st.err = st.emit(st.out)
 	}
 	st.out = st.out[:0]
+}
+
+// line2 normalizes one line under the rules V2: the workspace paths, the
+// line rules, then the test report rules, which keep the line in order,
+// put it into a failure block, or drop it. Blank lines only end blocks.
+func (st *stream) line2(b []byte) {
+	if len(b) > 12 && b[0] == '{' && b[1] == '"' && !st.rep.inJSON {
+		if out, test, ok := testJSON(b); ok {
+			// go test -json: the test's output, line by line, is what
+			// the report rules read; the other events repeat it.
+			st.rep.inJSON = true
+			st.rep.json = append(st.rep.json[:0], out...)
+			for rest := st.rep.json; len(rest) > 0; {
+				line := rest
+				if k := bytes.IndexByte(rest, '\n'); k >= 0 {
+					line, rest = rest[:k], rest[k+1:]
+				} else {
+					rest = nil
+				}
+				st.rep.jsonTest(test, line)
+				st.line2(line)
+			}
+			st.rep.inJSON = false
+			return
+		}
+	}
+	start := len(st.out)
+	ok := false
+	var raw []byte
+	if len(b) <= maxLine && len(st.sc.extra) == 0 && st.rep.quick(b) {
+		return
+	}
+	if len(b) <= maxLine && len(st.sc.extra) == 0 {
+		raw = b
+		st.out, ok = st.sc.appendLine(st.out, raw, true)
+	}
+	if !ok {
+		raw = st.prepare(b)
+		if st.out, ok = st.sc.appendLine(st.out, raw, true); !ok {
+			raw = st.sc.workspacePaths(&st.rep.paths, raw)
+			st.out, _ = st.sc.appendLine(st.out, raw, false)
+		}
+	}
+	indent := 0
+	for _, c := range raw {
+		if c == ' ' {
+			indent++
+		} else if c == '\t' {
+			indent += 4
+		} else {
+			break
+		}
+	}
+	keep, t := st.rep.reportLine(st.out[start:], raw, indent)
+	if !keep {
+		st.out = st.out[:start]
+		return
+	}
+	if len(t) != len(st.out)-start {
+		st.out = append(st.out[:start], t...)
+	}
+	st.out = append(st.out, '\n')
+	st.rep.inOrder = true
+}
+
+// blocks writes the failure blocks of the rules V2, sorted, after the
+// lines kept in order, a blank line before each but a first.
+func (st *stream) blocks() {
+	for i, b := range st.rep.finish() {
+		if i > 0 || st.rep.inOrder {
+			st.out = append(st.out, '\n')
+		}
+		st.out = append(st.out, b...)
+		if len(st.out) >= flushAt {
+			st.flush()
+		}
+	}
 }

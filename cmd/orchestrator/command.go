@@ -62,6 +62,7 @@ type env struct {
 	configPath string // --config; empty means <dir>/config.toml
 	cfg        *config.Config
 	sigRules   *signature.Rules // compiled from cfg when first needed
+	sigRoot    string           // signature --root, absolute
 }
 
 // input opens the file named by a FILE|- argument: standard input for "-".

@@ -150,6 +150,6 @@ func runVersion(ctx context.Context, e *env, args []string) error {
 	if rev == "" || strings.HasPrefix(rev, "+") {
 		rev = "unknown"
 	}
-	fmt.Fprintf(e.stdout, "orchestrator %s\ncommit %s\n%s\nsignature rules %s\n", v, rev, goVersion, signature.V1)
+	fmt.Fprintf(e.stdout, "orchestrator %s\ncommit %s\n%s\nsignature rules %s\n", v, rev, goVersion, signature.Current)
 	return nil
 }

@@ -34,6 +34,8 @@ using up retries. A second run while one is running exits 4 at once.
 
 Environment given to the loop:
     ORCHESTRATOR_DIR            the state directory (absolute)
+    ORCHESTRATOR_ROOT           the workspace root (the directory that holds
+                                the state directory; Verify checks get it too)
     ORCHESTRATOR_RUN_ID         e.g. 20261122T101500Z-4242
     ORCHESTRATOR_LOOP           1, 2, …
     ORCHESTRATOR_LOOP_KIND      regular | auto_retry

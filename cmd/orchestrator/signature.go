@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"path/filepath"
 
 	"github.com/autoretry/orchestrator"
 	"github.com/autoretry/orchestrator/signature"
@@ -13,28 +14,34 @@ func init() {
 	register(&command{
 		name:    "signature",
 		summary: "print the failure signature of some output",
-		usage: `Usage: orchestrator signature [--raw] [--explain] [FILE|-]
+		usage: `Usage: orchestrator signature [--raw] [--explain] [--root DIR] [FILE|-]
 
 Prints the failure signature of FILE, or of standard input when FILE is "-"
 or missing: the SHA-256 of the output after normalization, as "fail" records
 it. Reruns of one failure get one signature although their timestamps,
-durations, temporary paths, pids, ports, addresses and colours differ;
-exit statuses, HTTP status codes, names and messages still tell failures
-apart. The rules (set v1) are listed in "go doc
-github.com/autoretry/orchestrator/signature"; the [signature] section of
-the configuration can add patterns to redact or turn normalization off.
+durations, temporary paths, pids, ports, addresses, colours, checkout
+directory, passing tests and the order parallel tests finished in differ;
+which tests failed and how, exit statuses, HTTP status codes, names and
+messages still tell failures apart. The rules (set v2) are listed in "go
+doc github.com/autoretry/orchestrator/signature"; the [signature] section
+of the configuration can add patterns to redact, choose the older rules
+(normalize = "v1") or turn normalization off.
 
 Flags:
     --raw       the SHA-256 of the exact bytes, as sha256sum prints it
     --explain   print the normalized text instead: its sha256sum is the
                 signature, and comparing two of them shows why two outputs
                 differ
+    --root DIR  the workspace root the output was made in, masked as <root>
+                (default: $ORCHESTRATOR_ROOT, else the directory that holds
+                the state directory)
 
 Examples:
     go test ./... 2>&1 | orchestrator signature
     orchestrator signature --explain build.log
     diff <(orchestrator signature --explain run1.log) <(orchestrator signature --explain run2.log)
     orchestrator signature --raw build.log
+    orchestrator signature --root ~/src/app test.log
 `,
 		run: runSignature,
 	})
@@ -45,6 +52,7 @@ func runSignature(ctx context.Context, e *env, args []string) error {
 	fs := flag.NewFlagSet("signature", flag.ContinueOnError)
 	raw := fs.Bool("raw", false, "")
 	explain := fs.Bool("explain", false, "")
+	root := fs.String("root", "", "")
 	args, err := e.parseFlags(c, fs, args)
 	if err != nil {
 		return err
@@ -73,6 +81,13 @@ func runSignature(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintln(e.stdout, sum)
 		return nil
 	}
+	if *root != "" {
+		abs, err := filepath.Abs(*root)
+		if err != nil {
+			return usageErr(c, "--root %s: %v", *root, err)
+		}
+		e.sigRoot = abs
+	}
 	rules, err := e.signatureRules()
 	if err != nil {
 		return err
@@ -93,7 +108,8 @@ func runSignature(ctx context.Context, e *env, args []string) error {
 
 // signatureRules compiles the signature rules configured for this run: the
 // [signature] section of the configuration (normalize, extra_patterns), with
-// TMPDIR from the command's environment. A bad pattern is a usage error.
+// TMPDIR from the command's environment and the workspace root. A bad
+// pattern is a usage error.
 func (e *env) signatureRules() (*signature.Rules, error) {
 	if e.sigRules != nil {
 		return e.sigRules, nil
@@ -102,23 +118,77 @@ func (e *env) signatureRules() (*signature.Rules, error) {
 	if err != nil {
 		return nil, err
 	}
-	rules, err := signature.Compile(signature.Options{
-		Rules:  cfg.Signature.Normalize,
-		Extra:  cfg.Signature.ExtraPatterns,
-		Getenv: e.getenv,
-	})
+	rules, err := e.compileSignature(cfg.Signature.Normalize, cfg.Signature.ExtraPatterns)
 	if err != nil {
-		return nil, withCode(exitUsage, err)
+		return nil, err
 	}
 	e.sigRules = rules
 	return rules, nil
 }
 
-// newSignature is how the engine computes failure signatures.
+func (e *env) compileSignature(set string, extra []string) (*signature.Rules, error) {
+	rules, err := signature.Compile(signature.Options{
+		Rules:  set,
+		Root:   e.workspaceRoot(),
+		Extra:  extra,
+		Getenv: e.getenv,
+	})
+	if err != nil {
+		return nil, withCode(exitUsage, err)
+	}
+	return rules, nil
+}
+
+// workspaceRoot is the directory failing commands run in, masked in
+// signatures: --root, else $ORCHESTRATOR_ROOT (which run gives its loops
+// and checks), else the directory that holds the state directory.
+func (e *env) workspaceRoot() string {
+	if e.sigRoot != "" {
+		return e.sigRoot
+	}
+	if r := e.getenv("ORCHESTRATOR_ROOT"); r != "" && filepath.IsAbs(r) {
+		return r
+	}
+	abs, err := filepath.Abs(e.dir)
+	if err != nil {
+		return ""
+	}
+	return filepath.Dir(abs)
+}
+
+// newSignature is how the engine computes failure signatures. Under the
+// rules v2 it computes the v1 signature of the output too: an issue whose
+// signature was recorded under v1 still sees its failure as the same.
 func (e *env) newSignature() (orchestrator.SignatureWriter, error) {
 	r, err := e.signatureRules()
 	if err != nil {
 		return nil, err
 	}
-	return r.NewDigest(), nil
+	if r.Name() != signature.V2 {
+		return r.NewDigest(), nil
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return nil, err
+	}
+	v1, err := e.compileSignature(signature.V1, cfg.Signature.ExtraPatterns)
+	if err != nil {
+		return nil, err
+	}
+	return &digests{cur: r.NewDigest(), older: v1.NewDigest()}, nil
 }
+
+// digests computes a signature under the current rules and under the older.
+type digests struct {
+	cur, older *signature.Digest
+}
+
+func (d *digests) Write(p []byte) (int, error) {
+	if _, err := d.older.Write(p); err != nil {
+		return 0, err
+	}
+	return d.cur.Write(p)
+}
+
+func (d *digests) Sum() string         { return d.cur.Sum() }
+func (d *digests) OlderSums() []string { return []string{d.older.Sum()} }

@@ -1,0 +1,166 @@
+package signature
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCapturedOutputsV2 runs the rules v2 on output captured from real
+// runs of go test (parallel subtests, -v, -race, panics, build errors),
+// cargo test, pytest and unittest. Each archive in testdata/v2same holds
+// two runs of one failure (a rerun with parallel tests finishing in
+// another order, a cached package, or a second checkout at another path,
+// whose root is in a.root and b.root) that must get one signature; each in
+// testdata/v2differ two failures that must not. The v1 archives must keep
+// their verdicts under v2 too.
+func TestCapturedOutputsV2(t *testing.T) {
+	for _, dir := range []string{"v2same", "v2differ", "same", "differ"} {
+		for _, path := range archives(t, dir) {
+			t.Run(dir+"/"+strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+				files := readArchive(t, path)
+				a, b := files["a"], files["b"]
+				if a == nil || b == nil || bytes.Equal(a, b) {
+					t.Fatal("want two different files a and b")
+				}
+				ra := compileV2(t, strings.TrimSpace(string(files["a.root"])))
+				rb := compileV2(t, strings.TrimSpace(string(files["b.root"])))
+				want := strings.HasSuffix(dir, "same")
+				if same := ra.SumBytes(a) == rb.SumBytes(b); same != want {
+					t.Errorf("signatures equal = %v, want %v\n--- a normalized:\n%s--- b normalized:\n%s",
+						same, want, explain(t, ra, string(a)), explain(t, rb, string(b)))
+				}
+				for _, x := range []struct {
+					r  *Rules
+					in []byte
+				}{{ra, a}, {rb, b}} {
+					sum := sha256.Sum256([]byte(explain(t, x.r, string(x.in))))
+					if got := hex.EncodeToString(sum[:]); got != x.r.SumBytes(x.in) {
+						t.Errorf("the signature is not the SHA-256 of the explained text")
+					}
+				}
+			})
+		}
+	}
+}
+
+// TestReportRules pins what the rules v2 drop, keep in order, and gather
+// into sorted blocks, runner by runner.
+func TestReportRules(t *testing.T) {
+	r := compileV2(t, "/home/ci/src/app")
+	for _, tc := range []struct{ name, in, want string }{
+		{"go passing and cached packages go", "ok  \texample.com/a\t0.01s\nok  \texample.com/b\t(cached)\n?   \texample.com/c\t[no test files]\nFAIL\n",
+			"FAIL\n"},
+		{"go failed packages are sorted", "FAIL\texample.com/b\t0.1s\nFAIL\texample.com/a [build failed]\n",
+			"FAIL example.com/a [build failed]\n\nFAIL example.com/b\n"},
+		{"jest prints a file's time when it is long", "FAIL src/a.test.js (5.2 s)\nFAIL src/b.test.js\n", "FAIL src/a.test.js\n\nFAIL src/b.test.js\n"},
+		{"go subtests in any order", "--- FAIL: TestX (0.00s)\n    --- FAIL: TestX/b (0.00s)\n        x_test.go:9: b\n    --- FAIL: TestX/a (0.00s)\n        x_test.go:9: a\n",
+			"--- FAIL: TestX (<dur>)\n\n--- FAIL: TestX/a (<dur>)\nx_test.go:<line>: a\n\n--- FAIL: TestX/b (<dur>)\nx_test.go:<line>: b\n"},
+		{"go -v output gathered by test, passing tests' dropped",
+			"=== RUN   TestA\n=== PAUSE TestA\n=== RUN   TestB\n    b_test.go:3: fine\n--- PASS: TestB (0.00s)\n=== CONT  TestA\n    a_test.go:7: got 1\n=== NAME  TestA\n    a_test.go:8: want 2\n--- FAIL: TestA (0.00s)\n",
+			"--- FAIL: TestA (<dur>)\n\n=== TestA\na_test.go:<line>: got 1\na_test.go:<line>: want 2\n"},
+		{"go -v parallel tests interleaved one way",
+			"=== RUN   TestA\n=== PAUSE TestA\n=== RUN   TestB\n=== PAUSE TestB\n=== CONT  TestA\n    a_test.go:7: a1\n=== CONT  TestB\n    b_test.go:7: b1\n=== NAME  TestA\n    a_test.go:8: a2\n--- FAIL: TestA (0.00s)\n=== NAME  TestB\n    b_test.go:8: b2\n--- FAIL: TestB (0.00s)\n",
+			"--- FAIL: TestA (<dur>)\n\n--- FAIL: TestB (<dur>)\n\n=== TestA\na_test.go:<line>: a1\na_test.go:<line>: a2\n\n=== TestB\nb_test.go:<line>: b1\nb_test.go:<line>: b2\n"},
+		{"go -v parallel tests interleaved the other way",
+			"=== RUN   TestA\n=== PAUSE TestA\n=== RUN   TestB\n=== PAUSE TestB\n=== CONT  TestB\n    b_test.go:7: b1\n    b_test.go:8: b2\n--- FAIL: TestB (0.00s)\n=== CONT  TestA\n    a_test.go:7: a1\n    a_test.go:8: a2\n--- FAIL: TestA (0.00s)\n",
+			"--- FAIL: TestA (<dur>)\n\n--- FAIL: TestB (<dur>)\n\n=== TestA\na_test.go:<line>: a1\na_test.go:<line>: a2\n\n=== TestB\nb_test.go:<line>: b1\nb_test.go:<line>: b2\n"},
+		{"go -v output of a test that never ended is kept", "=== RUN   TestA\n    a_test.go:7: started\npanic: test timed out after 10m0s\n",
+			"panic: test timed out after <dur>\n\n=== TestA\na_test.go:<line>: started\n"},
+		{"go test -json", `{"Time":"2026-11-24T21:44:33.003973685Z","Action":"start","Package":"example.com/a"}
+{"Time":"2026-11-24T21:44:33.04Z","Action":"output","Package":"example.com/a","Test":"TestA","Output":"=== RUN   TestA\n"}
+{"Time":"2026-11-24T21:44:33.04Z","Action":"output","Package":"example.com/a","Test":"TestA","Output":"    a_test.go:7: got \"x\"\n"}
+{"Time":"2026-11-24T21:44:33.05Z","Action":"output","Package":"example.com/a","Test":"TestA","Output":"--- FAIL: TestA (0.00s)\n"}
+{"Time":"2026-11-24T21:44:33.05Z","Action":"fail","Package":"example.com/a","Test":"TestA","Elapsed":0}
+{"Time":"2026-11-24T21:44:33.05Z","Action":"output","Package":"example.com/a","Output":"FAIL\n"}
+`, "FAIL\n\n--- FAIL: TestA (<dur>)\n\n=== TestA\na_test.go:<line>: got \"x\"\n"},
+		{"go panic keeps the innermost workspace frame's line",
+			"goroutine 7 [running]:\nruntime.panic()\n\t/usr/local/go/src/runtime/panic.go:860 +0x13a\nexample.com/a.f(...)\n\t/home/ci/src/app/a.go:98\nexample.com/a.g()\n\t/home/ci/src/app/a.go:120 +0x10\n",
+			"goroutine <n> [running]:\nruntime.panic()\n/usr/local/go/src/runtime/panic.go:<line> +<hex>\nexample.com/a.f(...)\n<root>/a.go:98\nexample.com/a.g()\n<root>/a.go:<line> +<hex>\n"},
+		{"go build errors keep their lines", "# example.com/a\n./a.go:287:29: syntax error: unexpected newline\n\nFAIL\texample.com/a [build failed]\n",
+			"# example.com/a\n./a.go:287: syntax error: unexpected newline\n\nFAIL example.com/a [build failed]\n"},
+		{"race detector goroutine state", "WARNING: DATA RACE\nGoroutine 16 (running) created at:\n  f()\nGoroutine 15 (finished) created at:\n==================\n",
+			"WARNING: DATA RACE\nGoroutine <n> created at:\nf()\nGoroutine <n> created at:\n"},
+		{"cargo progress, passing tests and totals go",
+			"   Compiling app v0.1.0 (/home/ci/src/app)\nwarning: `app` (lib) generated 27 warnings (23 duplicates)\n    Finished `test` profile in 2.75s\nrunning 3 tests\ntest b ... ok\ntest a ... FAILED\ntest result: FAILED. 2 passed; 1 failed; finished in 0.47s\n",
+			"test result: FAILED.\n\ntest a ... FAILED\n"},
+		{"code excerpt line numbers", "error[E0308]: mismatched types\n --> src/lib.rs:39:5\n   |\n39 |     x\n   |     ^ expected i32\n",
+			"error[E0308]: mismatched types\n--> src/lib.rs:<line>\n|\n| x\n| ^ expected i32\n"},
+		{"vitest", " RUN  v4.0.1 /home/ci/src/app\n ✓ src/a.test.ts (3 tests) 5ms\n ❯ src/b.test.ts (2 tests | 1 failed) 7ms\n   × adds 3ms\n Test Files  1 failed | 1 passed (2)\n      Tests  1 failed | 4 passed (5)\n   Start at  12:00:01\n   Duration  1.20s\n",
+			"× adds\n\n❯ src/b.test.ts (2 tests | 1 failed)\n"},
+		{"jest prints a test's time when it is long", "  ✕ slow (120 ms)\n  ✕ quick\n", "✕ quick\n\n✕ slow\n"},
+		{"vitest excerpt", " FAIL  src/b.test.ts > adds\nAssertionError: expected 3 to be 4\n 23|   expect(add(1, 2)).toBe(4)\n   |                     ^\n ❯ src/b.test.ts:23:21\n⎯⎯⎯⎯[1/1]⎯\n",
+			"FAIL src/b.test.ts > adds\nAssertionError: expected 3 to be 4\n| expect(add(1, 2)).toBe(4)\n| ^\n❯ src/b.test.ts:<line>\n"},
+		{"pytest", "============================= test session starts ==============================\nplatform linux -- Python 3.11.2, pytest-7.2.1\nrootdir: /home/ci/src/app\ncollected 4 items\n\ntests/test_a.py F.F.                                                     [100%]\n=================== 2 failed, 2 passed in 0.06s ===================\n",
+			""},
+		{"unittest", "F.E\n======================================================================\nFAIL: test_add (t.T.test_add)\n----------------------------------------------------------------------\nAssertionError: 4 != 3\n\n----------------------------------------------------------------------\nRan 3 tests in 0.003s\n",
+			"FAIL: test_add (t.T.test_add)\nAssertionError: 4 != 3\n"},
+		{"workspace root and caches", "/home/ci/src/app/x.go /home/ci/src/apps/y.go /root/go/pkg/mod/github.com/a/b@v1.2.3/c.go\n/usr/lib/python3/dist-packages/_pytest/x.py /home/ci/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/serde-1.0.2/src/de.rs /home/ci/src/app/node_modules/.pnpm/vitest@4/node_modules/vitest/dist/x.js\n",
+			"<root>/x.go /home/ci/src/apps/y.go <gomod>/github.com/a/b@v1.2.3/c.go\n<pkgs>/_pytest/x.py <cargo>/serde-1.0.2/src/de.rs <node_modules>/vitest/dist/x.js\n"},
+		{"ordinals in messages, not in names", "uuid_test.go:71: monotonicity failed at #2841: a < b (#12)\nTestX/case#02 failed\n",
+			"uuid_test.go:<line>: monotonicity failed at #<n>: a < b (#<n>)\nTestX/case#02 failed\n"},
+		{"TAP", "TAP version 13\n# Subtest: adds\nnot ok 1 - adds\n  ---\n  duration_ms: 3.893195\n  expected: 3\n  actual: 2\n  ...\n# Subtest: ok\nok 2 - ok\n  ---\n  duration_ms: 0.264052\n  ...\n1..2\n# tests 2\n# pass 1\n# fail 1\n# duration_ms 391.966\n",
+			"TAP version 13\n\nnot ok 1 - adds\n---\nduration_ms: <dur>\nexpected: 3\nactual: 2\n"},
+		{"go build titles, not other comments", "# example.com/a [example.com/a.test]\na.go:3:1: x\n\n# a comment with words\n",
+			"# a comment with words\n\n# example.com/a [example.com/a.test]\na.go:3: x\n"},
+		{"unittest's elision", "AssertionError: b'Traceback:\\n Fil[803 chars]te' != b''\n", "AssertionError: b'Traceback:\\n Fil[<n> chars]te' != b''\n"},
+		{"python's on line", "E IndentationError: expected an indented block after 'if' statement on line 398\n", "E IndentationError: expected an indented block after 'if' statement on line <line>\n"},
+		{"unrecognised output keeps the line rules", "step 1\n  building 2026-01-02T15:04:05Z\nstep 2 failed: exit status 3\n",
+			"step 1\nbuilding <ts>\nstep 2 failed: exit status 3\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := explain(t, r, tc.in); got != tc.want {
+				t.Errorf("explained\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestBlocksBounded feeds far more failure blocks than are kept, in two
+// orders: what is kept stays within the bounds, and is the same.
+func TestBlocksBounded(t *testing.T) {
+	r := compileV2(t, "")
+	var fwd, rev bytes.Buffer
+	const n = 3 * maxBlocks
+	line := func(w *bytes.Buffer, i int) {
+		w.WriteString("--- FAIL: TestCase" + strings.Repeat("x", i%7) + hex.EncodeToString([]byte{byte(i >> 8), byte(i)}) + " (0.01s)\n    x_test.go:3: " + strings.Repeat("y", 2000) + "\n")
+	}
+	for i := range n {
+		line(&fwd, i)
+		line(&rev, n-1-i)
+	}
+	if a, b := r.SumBytes(fwd.Bytes()), r.SumBytes(rev.Bytes()); a != b {
+		t.Errorf("the kept blocks depend on their order")
+	}
+	st := r.newStream(func([]byte) error { return nil })
+	st.write(fwd.Bytes())
+	st.rep.end()
+	if len(st.rep.blocks) > maxBlocks || st.rep.size > maxBlockBytes {
+		t.Errorf("kept %d blocks of %d bytes, want at most %d and %d", len(st.rep.blocks), st.rep.size, maxBlocks, maxBlockBytes)
+	}
+
+	// go -v output of many tests that never end, in pieces.
+	var v bytes.Buffer
+	for i := range 3 * maxTests {
+		for k := range 3 {
+			fmt.Fprintf(&v, "=== CONT  Test%d\n    x_test.go:%d: %s\n", (i*7+k)%(3*maxTests), k, strings.Repeat("z", 1500))
+		}
+	}
+	st = r.newStream(func([]byte) error { return nil })
+	st.write(v.Bytes())
+	if len(st.rep.tests) > maxTests || st.rep.testBytes > maxTestBytes {
+		t.Errorf("gathered the output of %d tests, %d bytes, want at most %d and %d", len(st.rep.tests), st.rep.testBytes, maxTests, maxTestBytes)
+	}
+	sum := 0
+	for _, b := range st.rep.tests {
+		sum += len(b)
+	}
+	if sum != st.rep.testBytes {
+		t.Errorf("counted %d bytes of test output, hold %d", st.rep.testBytes, sum)
+	}
+	st.close()
+}
