@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strconv"
@@ -194,8 +195,8 @@ func shortSig(s string) string {
 }
 
 // Prune drops log entries older than the retention periods ([logs]
-// text_retention and jsonl_retention). Lines without a readable time are
-// kept.
+// text_retention and jsonl_retention). A line without a readable time goes
+// with the part of the log it sits in.
 func (l EventLog) Prune(now time.Time, text, jsonl time.Duration) error {
 	if err := pruneFile(l.paths().TextLog(), now.Add(-text), textTime); err != nil {
 		return err
@@ -215,19 +216,11 @@ func textTime(line []byte) (time.Time, bool) {
 	return t, err == nil
 }
 
-func jsonTime(line []byte) (time.Time, bool) {
-	var v struct {
-		Timestamp time.Time `json:"timestamp"`
-	}
-	if json.Unmarshal(line, &v) != nil || v.Timestamp.IsZero() {
-		return time.Time{}, false
-	}
-	return v.Timestamp, true
-}
-
 // pruneFile rewrites path without the lines older than cutoff. Logs only
-// grow at the end, so it keeps everything from the first recent line on.
-// Callers hold the write lock so that no event is appended meanwhile.
+// grow at the end, so it keeps everything from the start of the recent part,
+// which it finds reading backwards from the end; the rest is copied, not
+// held, so a first prune of a large log costs what it keeps. Callers hold
+// the write lock so that no event is appended meanwhile.
 func pruneFile(path string, cutoff time.Time, when func([]byte) (time.Time, bool)) error {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -237,33 +230,30 @@ func pruneFile(path string, cutoff time.Time, when func([]byte) (time.Time, bool
 		return err
 	}
 	defer f.Close()
-	r := bufio.NewReader(f)
-	var off int64
-	for {
-		line, err := r.ReadBytes('\n')
-		if len(line) == 0 {
-			break // every line was old
-		}
-		if t, ok := when(line); !ok || !t.Before(cutoff) {
-			break
-		}
-		off += int64(len(line))
-		if err != nil {
-			break
-		}
-	}
-	if off == 0 {
-		return nil
-	}
-	rest, err := os.ReadFile(path)
+	fi, err := f.Stat()
 	if err != nil {
 		return err
 	}
-	tmp := path + ".prune"
-	if err := os.WriteFile(tmp, rest[off:], 0o644); err != nil {
+	off, err := windowStart(f, fi.Size(), cutoff, when)
+	if err != nil || off == 0 {
 		return err
 	}
-	return os.Rename(tmp, path)
+	tmp := path + ".prune"
+	out, err := statefile.OpenNoLink(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, io.NewSectionReader(f, off, fi.Size()-off))
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }
 
 // ReadEvents reads logs/retry.jsonl; a missing file is no events. Lines that
@@ -280,7 +270,7 @@ func ReadEvents(dir string) ([]Event, []error) {
 	var evs []Event
 	var errs []error
 	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
 	for n := 1; sc.Scan(); n++ {
 		var ev Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
