@@ -320,6 +320,77 @@ func splitHistory(dir, month string) error {
 	return os.Remove(path)
 }
 
+// HistoryCursor marks how far a reader has read the history: the file
+// (its base name), the offset after the last row it read, and that row, by
+// which the row is recognised after history.csv was rotated. The zero
+// cursor is the start.
+type HistoryCursor struct {
+	File   string `json:"file,omitempty"`
+	Offset int64  `json:"offset"`
+	Last   string `json:"last,omitempty"`
+}
+
+// ReadHistoryAfter calls fn with every row added to the history of dir
+// after c, in order, and returns the cursor after them. ok is false when
+// c's row is no longer where c says (history.csv was edited by hand or
+// replaced, or its rotated months removed); then nothing is read, and the
+// caller starts again from the zero cursor.
+func ReadHistoryAfter(dir string, c HistoryCursor, fn func(LoopRecord)) (next HistoryCursor, ok bool, errs []error) {
+	files := HistoryFiles(dir)
+	from, off := -1, c.Offset
+	if c == (HistoryCursor{}) {
+		from = 0
+	}
+	// Where c's file is now: under its name, or, after a rotation, the
+	// newest rotated file holding its row.
+	current := filepath.Base(HistoryPath(dir))
+	for i := len(files) - 1; i >= 0 && from < 0; i-- {
+		if base := filepath.Base(files[i]); (base == c.File || base != current) && hasLine(files[i], c.Offset, c.Last) {
+			from = i
+		}
+	}
+	if from < 0 {
+		return c, false, nil
+	}
+	next = c
+	for _, path := range files[from:] {
+		var lastStart, lastEnd int64 = -1, 0
+		_, e := ScanHistoryFile(path, off, func(r LoopRecord, start, end int64) {
+			fn(r)
+			lastStart, lastEnd = start, end
+		})
+		errs = append(errs, e...)
+		off = 0
+		if lastStart < 0 {
+			continue
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return next, true, append(errs, err)
+		}
+		b := make([]byte, lastEnd-lastStart)
+		_, err = f.ReadAt(b, lastStart)
+		f.Close()
+		if err != nil {
+			return next, true, append(errs, err)
+		}
+		next = HistoryCursor{File: filepath.Base(path), Offset: lastEnd, Last: string(bytes.TrimSpace(b))}
+	}
+	return next, true, errs
+}
+
+// hasLine reports whether the file at path holds line last just before
+// offset off.
+func hasLine(path string, off int64, last string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	return err == nil && atLine(f, fi.Size(), off, last)
+}
+
 // ScanHistoryFile reads a history file from offset off, calling fn with
 // every readable row and the offsets its line starts and ends at. It reads
 // only whole lines: a last line without its newline (being written, or torn

@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"time"
+
+	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 // ledgerChunk is how much of a log the backward scan reads at a time.
@@ -151,4 +153,124 @@ func jsonTime(line []byte) (time.Time, bool) {
 		return time.Time{}, false
 	}
 	return v.Timestamp, true
+}
+
+// LedgerCursor marks how far a reader has read the ledger: the offset after
+// the last line it read, and that line, by which it recognises the ledger
+// after pruning or any other rewrite. The zero cursor is the start.
+type LedgerCursor struct {
+	Offset int64  `json:"offset"`
+	Last   string `json:"last,omitempty"`
+}
+
+// ReadLedgerAfter calls fn with every event appended to the ledger of dir
+// after c, in file order, and returns the cursor after them. Only whole
+// lines are read: one being written is left for the next read. When the
+// ledger no longer holds c's line at c's offset (it was pruned, or
+// rewritten), the line is looked for from the end; when it is gone, the
+// events newer than it are read. Lines that cannot be read are skipped.
+func ReadLedgerAfter(dir string, c LedgerCursor, fn func(Event)) (LedgerCursor, error) {
+	f, err := os.Open(issuequeue.Paths{Dir: dir}.Ledger())
+	if errors.Is(err, fs.ErrNotExist) {
+		return LedgerCursor{}, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return c, err
+	}
+	end, err := wholeLines(f, fi.Size())
+	if err != nil {
+		return c, err
+	}
+	from, after := c.Offset, time.Time{}
+	if !atLine(f, end, c.Offset, c.Last) {
+		from, after, err = findLine(f, end, []byte(c.Last))
+		if err != nil {
+			return c, err
+		}
+	}
+	next := LedgerCursor{Offset: from, Last: c.Last}
+	if from >= end {
+		if from > end {
+			next.Offset = end
+		}
+		return next, nil
+	}
+	var last []byte
+	err = eachLine(io.NewSectionReader(f, from, end-from), func(line []byte) error {
+		last = append(last[:0], line...)
+		var ev Event
+		if json.Unmarshal(line, &ev) == nil && !ev.Time.IsZero() && ev.Time.After(after) {
+			fn(ev)
+		}
+		return nil
+	})
+	if last != nil {
+		next.Last = string(last)
+	}
+	next.Offset = end
+	return next, err
+}
+
+// wholeLines returns the offset after the last newline before size.
+func wholeLines(f *os.File, size int64) (int64, error) {
+	end := int64(0)
+	err := scanBack(f, size, func(line []byte, start int64) bool {
+		if n := len(line); n > 0 && line[n-1] == '\n' {
+			end = start + int64(n)
+			return false
+		}
+		return true
+	})
+	return end, err
+}
+
+// atLine reports whether f, up to end, holds line last (without its
+// newline) just before offset off; at offset 0, no line is before.
+func atLine(f *os.File, end, off int64, last string) bool {
+	if off == 0 {
+		return last == ""
+	}
+	if off > end || last == "" || int64(len(last)+1) > off {
+		return false
+	}
+	b := make([]byte, len(last)+1)
+	if _, err := f.ReadAt(b, off-int64(len(b))); err != nil {
+		return false
+	}
+	return b[len(b)-1] == '\n' && bytes.Equal(bytes.TrimSpace(b), []byte(last))
+}
+
+// findLine returns the offset after the last copy of line in the ledger,
+// looking backwards from end no further than oldRunStop lines older than
+// line's time. When it is not there, it returns where the lines from its
+// time on start, and its time: only what is newer is new.
+func findLine(f *os.File, end int64, want []byte) (int64, time.Time, error) {
+	if len(want) == 0 {
+		return 0, time.Time{}, nil
+	}
+	at, ok := jsonTime(want)
+	if !ok {
+		return 0, time.Time{}, nil
+	}
+	found, old := int64(-1), 0
+	err := scanBack(f, end, func(line []byte, start int64) bool {
+		if bytes.Equal(bytes.TrimSpace(line), want) {
+			found = start + int64(len(line))
+			return false
+		}
+		if t, ok := jsonTime(line); ok && t.Before(at) {
+			old++
+		}
+		return old < oldRunStop
+	})
+	if err != nil || found >= 0 {
+		return found, time.Time{}, err
+	}
+	from, err := windowStart(f, end, at, jsonTime)
+	return from, at, err
 }
