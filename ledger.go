@@ -118,6 +118,12 @@ func readLedgerSince(path string, since time.Time) ([]Event, error) {
 	return evs, err
 }
 
+// ReadEventsSince reads the events of the ledger of dir logged at or after
+// since, reading backwards from the end to where they start.
+func ReadEventsSince(dir string, since time.Time) ([]Event, error) {
+	return readLedgerSince(issuequeue.Paths{Dir: dir}.Ledger(), since)
+}
+
 // eachLine calls fn with every non-blank line of r, without its newline.
 // It reads in bounded memory: a line longer than maxLine is an error.
 func eachLine(r io.Reader, fn func(line []byte) error) error {

@@ -176,7 +176,9 @@ func reasonText(ev orchestrator.Event) string {
 
 // analysis is everything the page shows, computed once.
 type analysis struct {
-	Runs     []*run
+	Runs     []*run // the latest runs, oldest first
+	Totals   *Runs  // every run the report covers
+	Wall     time.Duration
 	Issues   []*issue // queue order, then archive, then issues only the log knows
 	Escal    []orchestrator.Event
 	CapHits  []orchestrator.Event
@@ -187,44 +189,40 @@ type analysis struct {
 
 func analyze(in Input) *analysis {
 	a := &analysis{}
-	a.Events = append([]orchestrator.Event(nil), in.Events...)
-	sort.SliceStable(a.Events, func(i, j int) bool { return a.Events[i].Time.Before(a.Events[j].Time) })
+	a.Events = in.Events
+	if !sort.SliceIsSorted(a.Events, func(i, j int) bool { return a.Events[i].Time.Before(a.Events[j].Time) }) {
+		a.Events = append([]orchestrator.Event(nil), in.Events...)
+		sort.SliceStable(a.Events, func(i, j int) bool { return a.Events[i].Time.Before(a.Events[j].Time) })
+	}
 
+	runs := in.Runs
+	if runs == nil {
+		runs = &Runs{}
+		for _, r := range in.History {
+			runs.Add(r)
+		}
+	}
+	a.Totals = runs
+	a.Runs, a.Wall = runs.latest()
 	byRun := map[string]*run{}
-	for _, r := range in.History {
-		rn := byRun[r.RunID]
-		if rn == nil {
-			rn = &run{ID: r.RunID, Start: r.Started, End: r.Finished}
-			byRun[r.RunID] = rn
-			a.Runs = append(a.Runs, rn)
-		}
-		rn.Loops = append(rn.Loops, r)
-		if r.Started.Before(rn.Start) {
-			rn.Start = r.Started
-		}
-		if r.Finished.After(rn.End) {
-			rn.End = r.Finished
-		}
-		if r.Kind == "auto_retry" {
-			rn.Auto++
-		} else {
-			rn.Regular++
-		}
-		rn.Resolved += len(r.Resolved)
-	}
 	for _, rn := range a.Runs {
-		sort.SliceStable(rn.Loops, func(i, j int) bool { return rn.Loops[i].Loop < rn.Loops[j].Loop })
+		byRun[rn.ID] = rn
 	}
-	sort.SliceStable(a.Runs, func(i, j int) bool { return a.Runs[i].Start.Before(a.Runs[j].Start) })
-	a.HasLoops = len(in.History) > 0
-	if n := len(in.History); n > 0 {
-		a.Breaker = in.History[n-1].Breaker
-	}
+	a.HasLoops = runs.Loops > 0
+	a.Breaker = runs.Breaker
 	if in.State != nil && in.State.Breaker != "" {
 		a.Breaker = in.State.Breaker
 	}
 
 	byID := map[string]*issue{}
+	// Within a window, the archive gives the issues filed in it or named by
+	// its log.
+	named := map[string]bool{}
+	if !in.Since.IsZero() {
+		for _, ev := range a.Events {
+			named[ev.IssueID] = true
+		}
+	}
 	add := func(q *issuequeue.Queue, archived bool) {
 		if q == nil {
 			return
@@ -232,6 +230,9 @@ func analyze(in Input) *analysis {
 		for _, qi := range q.Issues {
 			if byID[qi.ID] != nil {
 				continue // the queue's copy is the current one
+			}
+			if archived && !in.Since.IsZero() && qi.Created.Before(in.Since) && !named[qi.ID] {
+				continue
 			}
 			is := &issue{ID: qi.ID, Summary: qi.Summary(), Status: qi.Status, Priority: qi.Priority, Known: true,
 				Archived: archived, Created: qi.Created, Retries: qi.RetryCount, Halted: qi.Halted}
@@ -369,14 +370,7 @@ func (a *analysis) summary() summary {
 			s.Halted++
 		}
 	}
-	for _, rn := range a.Runs {
-		s.Loops += len(rn.Loops)
-		s.AutoLoops += rn.Auto
-		for _, l := range rn.Loops {
-			s.Transient += l.TransientRetries
-		}
-		s.Wall += rn.End.Sub(rn.Start)
-	}
+	s.Loops, s.AutoLoops, s.Transient, s.Wall = a.Totals.Loops, a.Totals.Auto, a.Totals.Transient, a.Wall
 	return s
 }
 
