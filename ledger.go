@@ -8,6 +8,8 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
+	"sync"
 	"time"
 
 	"github.com/autoretry/orchestrator/issuequeue"
@@ -89,7 +91,9 @@ func windowStart(f *os.File, size int64, since time.Time, when func([]byte) (tim
 // the end, so its cost follows the window, not the size of the log; it
 // returns exactly what reading the whole log and keeping the events at or
 // after since returns, unless more than oldRunStop older lines in a row sit
-// between two of the window's. Lines it cannot read are skipped.
+// between two of the window's. Lines it cannot read are skipped. A run reads
+// the window before and after every loop: what an earlier call read is
+// kept, and only what was appended since is decoded.
 func readLedgerSince(path string, since time.Time) ([]Event, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -103,25 +107,64 @@ func readLedgerSince(path string, since time.Time) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	from, err := windowStart(f, fi.Size(), since, jsonTime)
+	size := fi.Size()
+	m := &windowMemo
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var from int64
+	var evs []Event
+	if m.path == path && m.off > 0 && !since.Before(m.since) && atLine(f, size, m.off, m.last) {
+		from = m.off
+		for _, ev := range m.evs {
+			if !ev.Time.Before(since) {
+				evs = append(evs, ev)
+			}
+		}
+	} else if from, err = windowStart(f, size, since, jsonTime); err != nil {
+		return nil, err
+	}
+	whole, err := wholeLines(f, size)
 	if err != nil {
 		return nil, err
 	}
-	var evs []Event
-	err = eachLine(io.NewSectionReader(f, from, fi.Size()-from), func(line []byte) error {
-		var ev Event
-		if json.Unmarshal(line, &ev) == nil && !ev.Time.IsZero() && !ev.Time.Before(since) {
-			evs = append(evs, ev)
+	var last []byte
+	var torn []Event // of a last line without its newline: read, not kept
+	add := func(into *[]Event) func([]byte) error {
+		return func(line []byte) error {
+			var ev Event
+			if json.Unmarshal(line, &ev) == nil && !ev.Time.IsZero() && !ev.Time.Before(since) {
+				*into = append(*into, ev)
+			}
+			last = append(last[:0], line...)
+			return nil
 		}
-		return nil
-	})
-	return evs, err
+	}
+	if whole > from {
+		if err := eachLine(io.NewSectionReader(f, from, whole-from), add(&evs)); err != nil {
+			return nil, err
+		}
+		m.last = string(last)
+	}
+	if size > max(whole, from) {
+		if err := eachLine(io.NewSectionReader(f, max(whole, from), size-max(whole, from)), add(&torn)); err != nil {
+			return nil, err
+		}
+	}
+	if whole > from || from == m.off && m.path == path {
+		m.path, m.since, m.off, m.evs = path, since, max(whole, from), evs
+	}
+	return append(slices.Clip(evs), torn...), nil
 }
 
-// ReadEventsSince reads the events of the ledger of dir logged at or after
-// since, reading backwards from the end to where they start.
-func ReadEventsSince(dir string, since time.Time) ([]Event, error) {
-	return readLedgerSince(issuequeue.Paths{Dir: dir}.Ledger(), since)
+// windowMemo is what readLedgerSince read last: the events of one log at or
+// after since up to offset off, after line last.
+var windowMemo struct {
+	mu    sync.Mutex
+	path  string
+	since time.Time
+	off   int64
+	last  string
+	evs   []Event
 }
 
 // eachLine calls fn with every non-blank line of r, without its newline.

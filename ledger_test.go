@@ -116,3 +116,60 @@ func TestPruneKeepsTheRecentPart(t *testing.T) {
 		t.Errorf("the temporary file is left behind: %v", err)
 	}
 }
+
+// Read again after the log changed — lines appended, a line torn and then
+// finished, the log pruned or rewritten, a later window — the reader, which
+// keeps what it read before, still returns what a full scan returns.
+func TestReadLedgerSinceAgain(t *testing.T) {
+	dir := t.TempDir()
+	path := issuequeue.Paths{Dir: dir}.Ledger()
+	os.MkdirAll(filepath.Dir(path), 0o755)
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	line := func(at time.Time, id string) string {
+		b, _ := json.Marshal(Event{Time: at, Event: EvExec, IssueID: id, DurationMS: 1000})
+		return string(b) + "\n"
+	}
+	var log strings.Builder
+	for at := now.Add(-48 * time.Hour); at.Before(now); at = at.Add(30 * time.Minute) {
+		log.WriteString(line(at, "A"))
+	}
+	appendTo := func(s string) {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f.WriteString(s)
+		f.Close()
+	}
+	appendTo(log.String())
+	check := func(step string, since time.Time) {
+		t.Helper()
+		got, err := readLedgerSince(path, since)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fullScan(t, dir, since); !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: %d events, full scan %d\ngot  %v\nwant %v", step, len(got), len(want), eventIDs(got), eventIDs(want))
+		}
+	}
+	since := now.Add(-24 * time.Hour)
+	check("first read", since)
+	appendTo(line(now, "B") + line(now.Add(time.Minute), "C"))
+	check("lines appended", since)
+	torn := line(now.Add(2*time.Minute), "TORN")
+	appendTo(torn[:30])
+	check("a torn line", since)
+	appendTo(torn[30:])
+	check("the line finished", since)
+	appendTo(line(now.Add(-40*time.Hour), "LATE") + line(now.Add(3*time.Minute), "D"))
+	check("an old line appended", since)
+	check("a later window", since.Add(90*time.Minute))
+	check("an earlier window", since.Add(-6*time.Hour))
+	b, _ := os.ReadFile(path)
+	os.WriteFile(path, b[len(b)/2:][bytes.IndexByte(b[len(b)/2:], '\n')+1:], 0o644)
+	check("pruned", since)
+	os.WriteFile(path, []byte(line(now.Add(-time.Hour), "E")+line(now, "F")), 0o644)
+	check("rewritten", since)
+	os.Remove(path)
+	check("removed", since)
+}

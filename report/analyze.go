@@ -176,25 +176,21 @@ func reasonText(ev orchestrator.Event) string {
 
 // analysis is everything the page shows, computed once.
 type analysis struct {
-	Runs     []*run // the latest runs, oldest first
-	Totals   *Runs  // every run the report covers
-	Wall     time.Duration
-	Issues   []*issue // queue order, then archive, then issues only the log knows
-	Escal    []orchestrator.Event
-	CapHits  []orchestrator.Event
-	Events   []orchestrator.Event // sorted by time
-	Breaker  string
-	HasLoops bool
+	Runs    []*run // the latest runs, oldest first
+	Totals  *Runs  // every run the report covers
+	Wall    time.Duration
+	Issues  []*issue // queue order, then archive, then issues only the log knows
+	Escal   []orchestrator.Event
+	CapHits []orchestrator.Event
+	// Responses holds, by issue, what people answered, in time order.
+	Responses  map[string][]orchestrator.Event
+	EventCount int // events read
+	Breaker    string
+	HasLoops   bool
 }
 
 func analyze(in Input) *analysis {
-	a := &analysis{}
-	a.Events = in.Events
-	if !sort.SliceIsSorted(a.Events, func(i, j int) bool { return a.Events[i].Time.Before(a.Events[j].Time) }) {
-		a.Events = append([]orchestrator.Event(nil), in.Events...)
-		sort.SliceStable(a.Events, func(i, j int) bool { return a.Events[i].Time.Before(a.Events[j].Time) })
-	}
-
+	a := &analysis{Responses: map[string][]orchestrator.Event{}}
 	runs := in.Runs
 	if runs == nil {
 		runs = &Runs{}
@@ -215,15 +211,8 @@ func analyze(in Input) *analysis {
 	}
 
 	byID := map[string]*issue{}
-	// Within a window, the archive gives the issues filed in it or named by
-	// its log.
-	named := map[string]bool{}
-	if !in.Since.IsZero() {
-		for _, ev := range a.Events {
-			named[ev.IssueID] = true
-		}
-	}
-	add := func(q *issuequeue.Queue, archived bool) {
+	var queued, archived, logOnly []*issue
+	add := func(q *issuequeue.Queue, into *[]*issue) {
 		if q == nil {
 			return
 		}
@@ -231,11 +220,8 @@ func analyze(in Input) *analysis {
 			if byID[qi.ID] != nil {
 				continue // the queue's copy is the current one
 			}
-			if archived && !in.Since.IsZero() && qi.Created.Before(in.Since) && !named[qi.ID] {
-				continue
-			}
 			is := &issue{ID: qi.ID, Summary: qi.Summary(), Status: qi.Status, Priority: qi.Priority, Known: true,
-				Archived: archived, Created: qi.Created, Retries: qi.RetryCount, Halted: qi.Halted}
+				Archived: into == &archived, Created: qi.Created, Retries: qi.RetryCount, Halted: qi.Halted}
 			if in.MaxRetries != nil {
 				is.MaxRetries = in.MaxRetries(qi)
 			} else if qi.HasMaxRetries {
@@ -245,35 +231,54 @@ func analyze(in Input) *analysis {
 			}
 			is.Failures = historyFailures(qi)
 			byID[qi.ID] = is
-			a.Issues = append(a.Issues, is)
+			*into = append(*into, is)
 		}
 	}
-	add(in.Queue, false)
-	add(in.Archive, true)
+	add(in.Queue, &queued)
+	add(in.Archive, &archived)
 
-	get := func(id string) *issue {
-		is := byID[id]
-		if is == nil {
-			is = &issue{ID: id}
-			byID[id] = is
-			a.Issues = append(a.Issues, is)
-		}
-		return is
+	// The events are taken one at a time, in file order; what depends on
+	// their order in time is put in it afterwards, so the result is what
+	// the events sorted by time (ties in file order) give.
+	type mark struct {
+		at  time.Time
+		seq int
 	}
+	first := map[*issue]mark{}    // an issue's earliest event
+	terminal := map[*issue]mark{} // its latest escalation or resolution
+	finished := map[*run]mark{}   // a run's latest run_finished
+	named := map[*issue]bool{}
 	logged := map[*issue][]failure{}
 	triggers := map[*issue]int{}
-	for _, ev := range a.Events {
+	later := func(m map[*issue]mark, is *issue, at time.Time) bool {
+		old, ok := m[is]
+		return !ok || !at.Before(old.at)
+	}
+	seq := 0
+	in.eachEvent(func(ev orchestrator.Event) {
+		seq++
+		a.EventCount++
 		if ev.Event == orchestrator.EvCapReached {
 			a.CapHits = append(a.CapHits, ev)
 		}
 		if rn := byRun[ev.RunID]; rn != nil && ev.Event == orchestrator.EvRunFinished {
-			rn.Outcome = ev.Status
+			if old, ok := finished[rn]; !ok || !ev.Time.Before(old.at) {
+				finished[rn] = mark{ev.Time, seq}
+				rn.Outcome = ev.Status
+			}
 		}
 		if ev.IssueID == "" {
-			continue
+			return
 		}
-		is := get(ev.IssueID)
-		if is.FirstSeen.IsZero() {
+		is := byID[ev.IssueID]
+		if is == nil {
+			is = &issue{ID: ev.IssueID}
+			byID[ev.IssueID] = is
+			logOnly = append(logOnly, is)
+		}
+		named[is] = true
+		if old, ok := first[is]; !ok || ev.Time.Before(old.at) {
+			first[is] = mark{ev.Time, seq}
 			is.FirstSeen = ev.Time
 		}
 		switch ev.Event {
@@ -286,28 +291,65 @@ func analyze(in Input) *analysis {
 		case orchestrator.EvEscalated:
 			is.Escalations = append(is.Escalations, ev)
 			a.Escal = append(a.Escal, ev)
-			is.LastEvent = "escalated"
-		case orchestrator.EvResolved:
-			if ev.Resolution == issuequeue.StatusResolved {
-				is.Resolved = ev.Time
-				is.LastEvent = "resolved"
-			} else {
-				is.LastEvent = ev.Resolution
+			if later(terminal, is, ev.Time) {
+				terminal[is] = mark{ev.Time, seq}
+				is.LastEvent = "escalated"
 			}
+		case orchestrator.EvResolved:
+			if ev.Resolution == issuequeue.StatusResolved && !ev.Time.Before(is.Resolved) {
+				is.Resolved = ev.Time
+			}
+			if later(terminal, is, ev.Time) {
+				terminal[is] = mark{ev.Time, seq}
+				is.LastEvent = ev.Resolution
+				if ev.Resolution == issuequeue.StatusResolved {
+					is.LastEvent = "resolved"
+				}
+			}
+		case orchestrator.EvUserResponse:
+			a.Responses[is.ID] = append(a.Responses[is.ID], ev)
 		}
+	})
+
+	byTime := func(evs []orchestrator.Event) {
+		sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time.Before(evs[j].Time) })
+	}
+	byTime(a.CapHits)
+	byTime(a.Escal)
+	for _, evs := range a.Responses {
+		byTime(evs)
 	}
 	for is, fs := range logged {
+		sort.SliceStable(fs, func(i, j int) bool { return fs[i].Time.Before(fs[j].Time) })
+		byTime(is.Escalations)
 		// The log holds the full signatures; the Attempt History table
 		// only their first 12 digits, and loses nothing the log has.
 		if len(fs) >= len(is.Failures) {
 			is.Failures = fs
 		}
 	}
+	for _, is := range byID {
+		byTime(is.Escalations)
+	}
 	for is, n := range triggers {
 		// A person's "retry" resets Retry-Count; the log still counts
 		// every auto-retry loop the issue was given.
 		is.Retries = max(is.Retries, n)
 	}
+	// Issues only the log knows, in the order of their first event.
+	sort.SliceStable(logOnly, func(i, j int) bool {
+		a, b := first[logOnly[i]], first[logOnly[j]]
+		return a.at.Before(b.at) || a.at.Equal(b.at) && a.seq < b.seq
+	})
+	a.Issues = queued
+	for _, is := range archived {
+		// Within a window, the archive gives the issues filed in it or
+		// named by its log.
+		if in.Since.IsZero() || !is.Created.Before(in.Since) || named[is] {
+			a.Issues = append(a.Issues, is)
+		}
+	}
+	a.Issues = append(a.Issues, logOnly...)
 	return a
 }
 

@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -30,7 +31,7 @@ type Input struct {
 	// is aggregated instead.
 	Runs     *Runs
 	History  []orchestrator.LoopRecord // history.csv and its rotated months
-	Events   []orchestrator.Event      // logs/retry.jsonl
+	Events   []orchestrator.Event      // logs/retry.jsonl; Load streams it instead
 	Since    time.Time                 // the start of the window the report covers; zero: everything
 	Queue    *issuequeue.Queue         // issue_queue.md; nil if there is none
 	Archive  *issuequeue.Queue         // issue_archive.md; nil if there is none
@@ -45,6 +46,33 @@ type Input struct {
 	// Budgets are the daily budgets as spent in the last 24 hours; the
 	// ones that are on get a card each.
 	Budgets []orchestrator.Budget
+
+	// events, set by Load, reads the event log one event at a time, once,
+	// putting the lines it cannot read in logProblems.
+	events      func(fn func(orchestrator.Event))
+	logProblems *[]error
+}
+
+// AllProblems returns Problems and, once the page is written, the lines of
+// the event log that could not be read (Load reads the log as it writes the
+// page).
+func (in Input) AllProblems() []error {
+	if in.logProblems == nil {
+		return in.Problems
+	}
+	return append(slices.Clip(in.Problems), *in.logProblems...)
+}
+
+// eachEvent calls fn with every event, from the log as Load found it or
+// from Events.
+func (in *Input) eachEvent(fn func(orchestrator.Event)) {
+	if in.events != nil {
+		in.events(fn)
+		return
+	}
+	for _, ev := range in.Events {
+		fn(ev)
+	}
 }
 
 // Load reads the files of state directory dir. Rows and lines that cannot
@@ -65,12 +93,10 @@ func LoadSince(dir string, now, since time.Time) (Input, error) {
 	}
 	in := Input{Dir: dir, Queue: q, State: st, Now: now, Since: since, Runs: &Runs{}}
 	in.Problems = append(in.Problems, orchestrator.EachHistory(dir, since, in.Runs.Add)...)
-	if since.IsZero() {
-		var errs []error
-		in.Events, errs = orchestrator.ReadEvents(dir)
-		in.Problems = append(in.Problems, errs...)
-	} else if in.Events, err = orchestrator.ReadEventsSince(dir, since); err != nil {
-		in.Problems = append(in.Problems, err)
+	logProblems := new([]error)
+	in.logProblems = logProblems
+	in.events = func(fn func(orchestrator.Event)) {
+		*logProblems = append(*logProblems, orchestrator.EachEvent(dir, since, fn)...)
 	}
 	b, err := os.ReadFile(p.Archive())
 	switch {
@@ -231,11 +257,11 @@ func build(in Input) view {
 	if v.Dir == "" {
 		v.Dir = "."
 	}
-	for _, p := range in.Problems {
+	for _, p := range in.AllProblems() {
 		v.Problems = append(v.Problems, p.Error())
 	}
 	v.Period = period(a.Totals, in.Since)
-	v.Empty = a.Totals.Loops == 0 && len(in.Events) == 0 && len(a.Issues) == 0
+	v.Empty = a.Totals.Loops == 0 && a.EventCount == 0 && len(a.Issues) == 0
 	if v.Empty {
 		return v
 	}
@@ -440,12 +466,7 @@ func build(in Input) view {
 	for _, is := range a.Issues {
 		byID[is.ID] = is
 	}
-	responses := map[string][]orchestrator.Event{} // by issue, in time order
-	for _, ev := range a.Events {
-		if ev.Event == orchestrator.EvUserResponse {
-			responses[ev.IssueID] = append(responses[ev.IssueID], ev)
-		}
-	}
+	responses := a.Responses
 	for i := len(a.Escal) - 1; i >= 0; i-- {
 		ev := a.Escal[i]
 		is := byID[ev.IssueID]

@@ -98,7 +98,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if err := analytics.WriteFile(path, in); err != nil {
 		return withCode(exitUsage, err, "check that the directory of --out exists and is writable")
 	}
-	for _, p := range in.Problems {
+	for _, p := range in.AllProblems() {
 		fmt.Fprintf(e.stderr, "orchestrator: warning: %v\n", p)
 	}
 	fmt.Fprintln(e.stdout, path)
