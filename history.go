@@ -221,11 +221,22 @@ func historyMonths(path string) (first, last string, err error) {
 // rowMonth returns the month (YYYY-MM, UTC) a history line's loop finished
 // in; ok is false for the header and for lines that cannot be read.
 func rowMonth(line []byte) (string, bool) {
-	rec, err := csv.NewReader(bytes.NewReader(line)).Read()
-	if err != nil || len(rec) < len(HistoryHeader) {
-		return "", false
+	var field string
+	if bytes.IndexByte(line, '"') < 0 {
+		// The tool's rows quote nothing: the fifth field, without a parser.
+		f := bytes.SplitN(line, []byte{','}, 6)
+		if len(f) < 6 || bytes.Count(f[5], []byte{','}) < len(HistoryHeader)-6 {
+			return "", false
+		}
+		field = string(f[4])
+	} else {
+		rec, err := csv.NewReader(bytes.NewReader(line)).Read()
+		if err != nil || len(rec) < len(HistoryHeader) {
+			return "", false
+		}
+		field = rec[4]
 	}
-	t, err := time.Parse(time.RFC3339, rec[4])
+	t, err := time.Parse(time.RFC3339, field)
 	if err != nil {
 		return "", false
 	}

@@ -87,14 +87,17 @@ func windowStart(f *os.File, size int64, since time.Time, when func([]byte) (tim
 }
 
 // readLedgerSince returns the events of a JSON-lines log at or after since,
-// in file order. It finds where the window starts by reading backwards from
-// the end, so its cost follows the window, not the size of the log; it
-// returns exactly what reading the whole log and keeping the events at or
-// after since returns, unless more than oldRunStop older lines in a row sit
-// between two of the window's. Lines it cannot read are skipped. A run reads
-// the window before and after every loop: what an earlier call read is
-// kept, and only what was appended since is decoded.
-func readLedgerSince(path string, since time.Time) ([]Event, error) {
+// in file order, those named in only when it is not nil. It finds where the
+// window starts by reading backwards from the end, so its cost follows the
+// window, not the size of the log; it returns exactly what reading the
+// whole log and keeping the events at or after since returns, unless more
+// than oldRunStop older lines in a row sit between two of the window's.
+// Lines it cannot read are skipped.
+//
+// With a memo, what an earlier call read is kept there, and a later call
+// decodes only what was appended since: a run reads the window before and
+// after every loop.
+func readLedgerSince(path string, since time.Time, only map[string]bool, m *ledgerMemo) ([]Event, error) {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -108,7 +111,9 @@ func readLedgerSince(path string, since time.Time) ([]Event, error) {
 		return nil, err
 	}
 	size := fi.Size()
-	m := &windowMemo
+	if m == nil {
+		m = &ledgerMemo{}
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	var from int64
@@ -131,11 +136,16 @@ func readLedgerSince(path string, since time.Time) ([]Event, error) {
 	var torn []Event // of a last line without its newline: read, not kept
 	add := func(into *[]Event) func([]byte) error {
 		return func(line []byte) error {
+			last = append(last[:0], line...)
+			if only != nil {
+				if name, ok := eventName(line); ok && !only[string(name)] {
+					return nil
+				}
+			}
 			var ev Event
-			if json.Unmarshal(line, &ev) == nil && !ev.Time.IsZero() && !ev.Time.Before(since) {
+			if json.Unmarshal(line, &ev) == nil && !ev.Time.IsZero() && !ev.Time.Before(since) && (only == nil || only[ev.Event]) {
 				*into = append(*into, ev)
 			}
-			last = append(last[:0], line...)
 			return nil
 		}
 	}
@@ -156,15 +166,33 @@ func readLedgerSince(path string, since time.Time) ([]Event, error) {
 	return append(slices.Clip(evs), torn...), nil
 }
 
-// windowMemo is what readLedgerSince read last: the events of one log at or
+// ledgerMemo is what readLedgerSince read last: the events of one log at or
 // after since up to offset off, after line last.
-var windowMemo struct {
+type ledgerMemo struct {
 	mu    sync.Mutex
 	path  string
 	since time.Time
 	off   int64
 	last  string
 	evs   []Event
+}
+
+// eventNamePrefix follows the time in every line the tool writes.
+var eventNamePrefix = []byte(`"event":"`)
+
+// eventName returns the event name of a ledger line without decoding it;
+// ok is false when it is not found where the tool writes it.
+func eventName(line []byte) ([]byte, bool) {
+	i := bytes.Index(line, eventNamePrefix)
+	if i < 0 || !bytes.HasPrefix(line, timestampPrefix) {
+		return nil, false
+	}
+	rest := line[i+len(eventNamePrefix):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 || bytes.IndexByte(rest[:j], '\\') >= 0 {
+		return nil, false
+	}
+	return rest[:j], true
 }
 
 // eachLine calls fn with every non-blank line of r, without its newline.

@@ -68,13 +68,26 @@ func TestReadLedgerSinceEqualsFullScan(t *testing.T) {
 			if err := os.WriteFile(path, []byte(c.log), 0o644); err != nil {
 				t.Fatal(err)
 			}
-			got, err := readLedgerSince(path, since)
+			got, err := readLedgerSince(path, since, nil, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
 			want := fullScan(t, dir, since)
 			if !reflect.DeepEqual(got, want) {
 				t.Errorf("windowed read: %d events, full scan: %d\ngot  %v\nwant %v", len(got), len(want), eventIDs(got), eventIDs(want))
+			}
+			// Only some events: the others are left out, nothing else.
+			for _, name := range []string{EvAttempt, EvExec} {
+				got, _ := readLedgerSince(path, since, map[string]bool{name: true}, nil)
+				var want []Event
+				for _, ev := range fullScan(t, dir, since) {
+					if ev.Event == name {
+						want = append(want, ev)
+					}
+				}
+				if !reflect.DeepEqual(got, want) {
+					t.Errorf("only %s: %d events, want %d", name, len(got), len(want))
+				}
 			}
 		})
 	}
@@ -142,9 +155,10 @@ func TestReadLedgerSinceAgain(t *testing.T) {
 		f.Close()
 	}
 	appendTo(log.String())
+	var memo ledgerMemo
 	check := func(step string, since time.Time) {
 		t.Helper()
-		got, err := readLedgerSince(path, since)
+		got, err := readLedgerSince(path, since, nil, &memo)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -142,13 +142,19 @@ func sameSignature(a, b string) bool {
 	return len(a) >= 16 && b[:len(a)] == a
 }
 
+// usageEvents are the events ReadUsage counts; the others are not decoded.
+var usageEvents = map[string]bool{EvExec: true, EvAutoRetryLoop: true, EvAttempt: true, EvUserResponse: true, EvTriggered: true, EvEscalated: true}
+
+// usageMemo keeps the window ReadUsage read, for the next call.
+var usageMemo ledgerMemo
+
 // ReadUsage reads the last 24 hours (before now) of the event log of a state
 // directory. It reads the log from its end and stops at the first older
 // entry, so its cost follows the window, not the age of the log.
 func ReadUsage(dir string, now time.Time) (Usage, error) {
 	since := now.Add(-config.BudgetWindow)
 	u := Usage{Since: since}
-	evs, err := readLedgerSince(issuequeue.Paths{Dir: dir}.Ledger(), since)
+	evs, err := readLedgerSince(issuequeue.Paths{Dir: dir}.Ledger(), since, usageEvents, &usageMemo)
 	if err != nil {
 		return u, err
 	}
