@@ -19,8 +19,10 @@
 # %M). The untimed first run of 'run' is the one that migrates history.csv,
 # counts the metrics' running totals and prunes the logs; it is shown too.
 #
-# With PRUNE=1, also the first prune of an unpruned year of logs/retry.jsonl
-# (a run on a year of history whose event log was never pruned).
+# With PRUNE=1, also the first run on a year of history whose event log was
+# never pruned (a year of logs/retry.jsonl): what the first prune costs.
+# The machine's load shows in wall times; the CPU time (user + system) of
+# each figure is printed beside it.
 # BASE=PATH measures another build of the tool the same way, for a before and
 # after (e.g. BASE=/tmp/orchestrator-old bench/history.sh).
 #
@@ -81,12 +83,12 @@ done
 now() {
 	if [ -n "${EPOCHREALTIME:-}" ]; then echo "${EPOCHREALTIME/[.,]/}"; else echo $(($(date +%s%N) / 1000)); fi
 }
-# measure BIN DIR ARGS...: one run; prints "microseconds peakKiB".
+# measure BIN DIR ARGS...: one run; prints "microseconds peakKiB cpuSeconds".
 measure() {
 	local b=$1 d=$2 t0 t1
 	shift 2
 	t0=$(now)
-	"$gtime" -f %M -o "$tmp/rss" "$b" --dir "$d" "$@" >/dev/null 2>"$tmp/err" || {
+	"$gtime" -f '%M %U %S' -o "$tmp/rss" "$b" --dir "$d" "$@" >/dev/null 2>"$tmp/err" || {
 		local rc=$?
 		# run exits 1 when nothing is left to do; anything else is a failure.
 		if [ $rc -ne 1 ] || [ "$1" != run ]; then
@@ -96,22 +98,27 @@ measure() {
 		fi
 	}
 	t1=$(now)
-	echo "$((t1 - t0)) $(tail -1 "$tmp/rss")"
+	echo "$((t1 - t0)) $(tail -1 "$tmp/rss" | awk '{print $1, $2 + $3}')"
 }
-# series KEY BIN DIR ARGS...: RUNS timed runs; sets wall[KEY] (median, s) and rss[KEY] (max, MiB).
-declare -A wall rss first
+# series KEY BIN DIR ARGS...: RUNS timed runs; sets wall[KEY] (median, s),
+# rss[KEY] (max, MiB) and cpu[KEY] (median user + system, s).
+declare -A wall rss cpu first
 series() {
 	local key=$1 b=$2 d=$3 i
 	shift 3
-	local ts=() peak=0 m
+	local ts=() cs=() peak=0 t k c
 	for ((i = 0; i < runs; i++)); do
-		read -r t k < <(measure "$b" "$d" "$@")
+		read -r t k c < <(measure "$b" "$d" "$@")
 		ts+=("$t")
+		cs+=("$c")
 		((k > peak)) && peak=$k
 	done
-	m=$(printf '%s\n' "${ts[@]}" | sort -n | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}')
-	wall[$key]=$(awk -v u="$m" 'BEGIN {printf "%.3f", u/1e6}')
+	wall[$key]=$(median "${ts[@]}" | awk '{printf "%.3f", $1/1e6}')
+	cpu[$key]=$(median "${cs[@]}" | awk '{printf "%.2f", $1}')
 	rss[$key]=$(awk -v k="$peak" 'BEGIN {printf "%.1f", k/1024}')
+}
+median() {
+	printf '%s\n' "$@" | sort -g | awk '{a[NR]=$1} END {print (NR%2 ? a[(NR+1)/2] : (a[NR/2]+a[NR/2+1])/2)}'
 }
 
 for b in "${bins[@]}"; do
@@ -121,8 +128,8 @@ for b in "${bins[@]}"; do
 	done
 	# The first run: migration, the metrics' totals, pruning.
 	for n in fresh 1y 2y ${PRUNE:+unpruned}; do
-		read -r t k < <(measure "${bin[$b]}" "$tmp/$b-$n" run --quiet)
-		first[$b-$n]=$(awk -v u="$t" -v k="$k" 'BEGIN {printf "%.3f s %5.1f MiB", u/1e6, k/1024}')
+		read -r t k c < <(measure "${bin[$b]}" "$tmp/$b-$n" run --quiet)
+		first[$b-$n]=$(awk -v u="$t" -v k="$k" -v c="$c" 'BEGIN {printf "%.2f s (cpu %.2f) %5.1f MiB", u/1e6, c, k/1024}')
 	done
 	for n in fresh 1y 2y; do
 		series "$b-run-$n" "${bin[$b]}" "$tmp/$b-$n" run --quiet
@@ -133,18 +140,19 @@ for b in "${bins[@]}"; do
 done
 
 echo
-printf '%-6s %-28s %18s %18s %18s\n' build command "fresh dir" "1 year" "2 years"
+echo "wall: median; cpu: median user + system; RSS: highest peak"
+printf '%-5s %-21s %29s %29s %29s\n' build command "fresh dir" "1 year" "2 years"
 for b in "${bins[@]}"; do
 	for c in run report; do
-		printf '%-6s %-28s' "$b" "$c$([ $c = run ] && echo ' (second run)')"
-		for n in fresh 1y 2y; do printf ' %8s s %5s MiB' "${wall[$b-$c-$n]}" "${rss[$b-$c-$n]}"; done
+		printf '%-5s %-21s' "$b" "$c$([ $c = run ] && echo ' (second run)')"
+		for n in fresh 1y 2y; do printf ' %7s s (cpu %5s) %5s MiB' "${wall[$b-$c-$n]}" "${cpu[$b-$c-$n]}" "${rss[$b-$c-$n]}"; done
 		echo
 	done
-	printf '%-6s %-28s' "$b" "run (first: migrate, prune)"
-	for n in fresh 1y 2y; do printf ' %18s' "${first[$b-$n]}"; done
+	printf '%-5s %-21s' "$b" "run (first)"
+	for n in fresh 1y 2y; do printf ' %29s' "${first[$b-$n]}"; done
 	echo
 	if [ "${PRUNE:-}" = 1 ]; then
-		printf '%-6s %-28s %s\n' "$b" "first prune, unpruned year" "${first[$b-unpruned]}"
+		printf '%-5s %-21s %s\n' "$b" "run (first), unpruned" "${first[$b-unpruned]}"
 	fi
 done
 
@@ -161,11 +169,13 @@ for b in "${bins[@]}"; do
 	[ ${#bins[@]} -gt 1 ] && echo "$b:"
 	limit=$(awk -v f="${wall[$b-run-fresh]}" 'BEGIN {printf "%.3f", 2*f + 0.030}')
 	bar "run on a year, s (2x fresh ${wall[$b-run-fresh]} s + 30 ms)" "${wall[$b-run-1y]}" "<=" "$limit"
-	printf '%-58s %10s\n' "run on a year / fresh" "$(awk -v a="${wall[$b-run-1y]}" -v f="${wall[$b-run-fresh]}" 'BEGIN {printf "%.2fx", a/f}')"
+	printf '%-58s %10s\n' "run on a year / fresh, wall" "$(awk -v a="${wall[$b-run-1y]}" -v f="${wall[$b-run-fresh]}" 'BEGIN {printf "%.2fx", a/f}')"
+	printf '%-58s %10s\n' "run on a year - fresh, cpu s" "$(awk -v a="${cpu[$b-run-1y]}" -v f="${cpu[$b-run-fresh]}" 'BEGIN {printf "%.2f", a-f}')"
 	bar "run on a year, peak RSS MiB" "${rss[$b-run-1y]}" "<=" 48
 	bar "report on a year, peak RSS MiB" "${rss[$b-report-1y]}" "<=" 64
 	bar "report on two years, peak RSS MiB" "${rss[$b-report-2y]}" "<=" 64
 	bar "report: two years / one year" "$(awk -v a="${wall[$b-report-2y]}" -v f="${wall[$b-report-1y]}" 'BEGIN {printf "%.2f", a/f}')" "<=" 2.2
+	printf '%-58s %10s\n' "report: two years / one year, cpu" "$(awk -v a="${cpu[$b-report-2y]}" -v f="${cpu[$b-report-1y]}" 'BEGIN {printf "%.2f", a/f}')"
 done
 echo "uptime after: $(uptime | sed 's/^ *//')"
 if [ ${#bins[@]} -gt 1 ]; then
