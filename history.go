@@ -149,8 +149,8 @@ func rotatedMonth(path string) (string, bool) {
 // history people open stays small. In the usual case, the first run of a
 // month, history.csv holds one earlier month and is renamed; a history.csv
 // that spans several months (one written before rotation existed) is split
-// once, row by row, its bytes unchanged. Only the last row is read to
-// decide, so a run that has nothing to rotate does not read the history.
+// once, row by row. Only the first and the last rows are read to decide, so
+// a run that has nothing to rotate does not read the history.
 // The caller holds the write lock.
 func RotateHistory(dir string, now time.Time, keep int) error {
 	path := HistoryPath(dir)
