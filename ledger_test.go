@@ -187,3 +187,49 @@ func TestReadLedgerSinceAgain(t *testing.T) {
 	os.Remove(path)
 	check("removed", since)
 }
+
+// FuzzReadLedgerSince: whatever the log holds — damaged lines, lines cut
+// short, times in any order, no newline at the end — the windowed reader
+// returns what a full scan filtered to the window returns, as long as fewer
+// than oldRunStop lines are in the log (more old lines in a row end the
+// scan by design).
+func FuzzReadLedgerSince(f *testing.F) {
+	f.Add([]byte(`{"timestamp":"2026-11-24T11:00:00Z","event":"attempt","issue_id":"A"}`+"\n"+`{"timestamp":"2026-11-22T11:00:00Z","event":"loop"}`+"\n"), int64(3600))
+	f.Add([]byte(`{"event":"loop","timestamp":"2026-11-24T11:00:00Z"}`+"\n\n"+`{"timestamp":"2026-11-24T11:30:00Z","ev`), int64(7200))
+	f.Add([]byte("\r\n{\"timestamp\":\"2026-11-24T11:59:59.5+01:00\",\"event\":\"x\\\"y\"}\r\n"), int64(86400))
+	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, log []byte, window int64) {
+		if bytes.Count(log, []byte{'\n'}) >= oldRunStop || window <= 0 {
+			return
+		}
+		dir := t.TempDir()
+		path := issuequeue.Paths{Dir: dir}.Ledger()
+		os.MkdirAll(filepath.Dir(path), 0o755)
+		if err := os.WriteFile(path, log, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		since := now.Add(-time.Duration(window%(1<<40)) * time.Second)
+		got, err := readLedgerSince(path, since, nil, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var want []Event
+		for _, ev := range fullScan(t, dir, since) {
+			want = append(want, ev)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("windowed read %d events, full scan %d", len(got), len(want))
+		}
+		only := map[string]bool{EvAttempt: true}
+		got, _ = readLedgerSince(path, since, only, nil)
+		var wantOnly []Event
+		for _, ev := range want {
+			if only[ev.Event] {
+				wantOnly = append(wantOnly, ev)
+			}
+		}
+		if !reflect.DeepEqual(got, wantOnly) {
+			t.Fatalf("only attempts: %d events, want %d", len(got), len(wantOnly))
+		}
+	})
+}

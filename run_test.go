@@ -1,6 +1,8 @@
 package orchestrator
 
 import (
+	"bytes"
+	"encoding/csv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -264,4 +266,27 @@ func TestScanHistoryFileTornRow(t *testing.T) {
 	if n != 1 || len(errs) > 0 || end != whole.Size() {
 		t.Errorf("read %d rows (%v) up to %d, want 1 up to %d", n, errs, end, whole.Size())
 	}
+}
+
+// FuzzRowMonth: the month of a history row read without a CSV parser is the
+// month the parser reads.
+func FuzzRowMonth(f *testing.F) {
+	f.Add([]byte("r1,1,regular,2026-11-22T10:00:00Z,2026-11-22T10:01:00Z,60000,0,ok,0,,,,,,0,closed"))
+	f.Add([]byte(`r1,1,regular,x,"2026-11-22T10:01:00Z",60000,0,ok,0,"A B",,,,,0,closed`))
+	f.Add([]byte("run_id,loop,kind,started_at,finished_at,duration_ms,exit_code,result,transient_retries,issues,resolved,failed,halted,escalated,total_auto_retries,breaker"))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if bytes.ContainsAny(line, "\r\n") {
+			return
+		}
+		got, ok := rowMonth(line)
+		want, wok := "", false
+		if rec, err := csv.NewReader(bytes.NewReader(line)).Read(); err == nil && len(rec) >= len(HistoryHeader) {
+			if tm, err := time.Parse(time.RFC3339, rec[4]); err == nil {
+				want, wok = tm.UTC().Format("2006-01"), true
+			}
+		}
+		if got != want || ok != wok {
+			t.Fatalf("rowMonth(%q) = %q, %v; the CSV parser reads %q, %v", line, got, ok, want, wok)
+		}
+	})
 }
