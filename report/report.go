@@ -96,7 +96,7 @@ func LoadSince(dir string, now, since time.Time) (Input, error) {
 	logProblems := new([]error)
 	in.logProblems = logProblems
 	in.events = func(fn func(orchestrator.Event)) {
-		*logProblems = append(*logProblems, orchestrator.EachEvent(dir, since, fn)...)
+		*logProblems = orchestrator.EachEvent(dir, since, fn)
 	}
 	b, err := os.ReadFile(p.Archive())
 	switch {
