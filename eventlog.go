@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -39,7 +41,7 @@ type Event struct {
 	Kind          string    `json:"kind,omitempty"` // of a loop: regular, auto_retry
 	Cost          float64   `json:"cost,omitempty"` // a loop execution's reported cost
 	Code          Code      `json:"code,omitempty"` // the reason code of a stop or halt
-	Until         time.Time `json:"until,omitempty"`
+	Until         time.Time `json:"until,omitzero"`
 }
 
 // Log event names.
@@ -215,19 +217,12 @@ func textTime(line []byte) (time.Time, bool) {
 	return t, err == nil
 }
 
-func jsonTime(line []byte) (time.Time, bool) {
-	var v struct {
-		Timestamp time.Time `json:"timestamp"`
-	}
-	if json.Unmarshal(line, &v) != nil || v.Timestamp.IsZero() {
-		return time.Time{}, false
-	}
-	return v.Timestamp, true
-}
-
 // pruneFile rewrites path without the lines older than cutoff. Logs only
-// grow at the end, so it keeps everything from the first recent line on.
-// Callers hold the write lock so that no event is appended meanwhile.
+// grow at the end, so it keeps everything from the first line that is not
+// older (or has no readable time) on: a run reads the few lines that aged
+// out since the last one. The rest is copied, not held, so the first prune
+// of a large log does not hold it in memory. Callers hold the write lock so
+// that no event is appended meanwhile.
 func pruneFile(path string, cutoff time.Time, when func([]byte) (time.Time, bool)) error {
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -237,10 +232,17 @@ func pruneFile(path string, cutoff time.Time, when func([]byte) (time.Time, bool
 		return err
 	}
 	defer f.Close()
-	r := bufio.NewReader(f)
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	r := bufio.NewReaderSize(f, 64<<10)
 	var off int64
 	for {
-		line, err := r.ReadBytes('\n')
+		line, err := r.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			break // a line this long is not an event: keep it and what follows
+		}
 		if len(line) == 0 {
 			break // every line was old
 		}
@@ -255,44 +257,77 @@ func pruneFile(path string, cutoff time.Time, when func([]byte) (time.Time, bool
 	if off == 0 {
 		return nil
 	}
-	rest, err := os.ReadFile(path)
+	tmp := path + ".prune"
+	out, err := statefile.OpenNoLink(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return err
 	}
-	tmp := path + ".prune"
-	if err := os.WriteFile(tmp, rest[off:], 0o644); err != nil {
-		return err
+	_, err = io.Copy(out, io.NewSectionReader(f, off, fi.Size()-off))
+	if cerr := out.Close(); err == nil {
+		err = cerr
 	}
-	return os.Rename(tmp, path)
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		os.Remove(tmp)
+	}
+	return err
 }
 
 // ReadEvents reads logs/retry.jsonl; a missing file is no events. Lines that
 // cannot be read are skipped and reported.
 func ReadEvents(dir string) ([]Event, []error) {
+	var evs []Event
+	errs := EachEvent(dir, time.Time{}, func(ev Event) { evs = append(evs, ev) })
+	return evs, errs
+}
+
+// EachEvent calls fn with the events of logs/retry.jsonl, in file order,
+// holding one at a time: all of them, or, when since is not zero, those
+// logged at or after since, read from where the window starts (found
+// reading backwards from the end, as the budgets find it). Lines that
+// cannot be read are skipped and reported.
+func EachEvent(dir string, since time.Time, fn func(Event)) []error {
 	f, err := os.Open(issuequeue.Paths{Dir: dir}.Ledger())
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, []error{err}
+		return []error{err}
 	}
 	defer f.Close()
-	var evs []Event
+	var from int64
+	where := func(n int) string { return fmt.Sprintf("retry.jsonl:%d", n) }
+	if !since.IsZero() {
+		fi, err := f.Stat()
+		if err == nil {
+			from, err = windowStart(f, fi.Size(), since, jsonTime)
+		}
+		if err != nil {
+			return []error{err}
+		}
+		where = func(int) string { return fmt.Sprintf("retry.jsonl (from byte %d)", from) }
+	}
 	var errs []error
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	sc := bufio.NewScanner(io.NewSectionReader(f, from, math.MaxInt64-from))
+	sc.Buffer(make([]byte, 64<<10), maxLine)
 	for n := 1; sc.Scan(); n++ {
 		var ev Event
 		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			errs = append(errs, fmt.Errorf("retry.jsonl:%d: %w", n, err))
+			if since.IsZero() || len(bytes.TrimSpace(sc.Bytes())) > 0 {
+				errs = append(errs, fmt.Errorf("%s: %w", where(n), err))
+			}
 			continue
 		}
-		evs = append(evs, ev)
+		if since.IsZero() || !ev.Time.Before(since) {
+			fn(ev)
+		}
 	}
 	if err := sc.Err(); err != nil {
 		errs = append(errs, err)
 	}
-	return evs, errs
+	return errs
 }
 
 // ResolvedUnverified is the resolution of an issue without a Verify check

@@ -112,34 +112,30 @@ func (o *Orchestrator) snapshot() (*guardSnapshot, error) {
 // maxLedgerWindow bounds the copy of the ledger's window a snapshot holds.
 const maxLedgerWindow = 16 << 20
 
-// ledgerWindow returns the ledger's lines from the first one at or after
-// since up to size, at most its last maxLedgerWindow bytes.
+// ledgerWindow returns the ledger's lines from where its window at since
+// starts (found reading backwards from size, as the limits find it) up to
+// size, at most its last maxLedgerWindow bytes.
 func ledgerWindow(path string, size int64, since time.Time) []byte {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	from := max(0, size-maxLedgerWindow)
+	from, err := windowStart(f, size, since, jsonTime)
+	if err != nil || from >= size {
+		return nil
+	}
+	cut := from < size-maxLedgerWindow
+	from = max(from, size-maxLedgerWindow)
 	b := make([]byte, size-from)
 	n, _ := f.ReadAt(b, from)
 	b = b[:n]
-	if from > 0 {
+	if cut {
 		if i := bytes.IndexByte(b, '\n'); i >= 0 {
 			b = b[i+1:] // the first line began before what was read
 		}
 	}
-	for off := 0; off < len(b); {
-		end := bytes.IndexByte(b[off:], '\n')
-		if end < 0 {
-			end = len(b) - off - 1
-		}
-		if t, ok := jsonTime(b[off : off+end+1]); ok && !t.Before(since) {
-			return b[off:]
-		}
-		off += end + 1
-	}
-	return nil
+	return b
 }
 
 func readMaybe(path string) *[]byte {

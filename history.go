@@ -1,6 +1,8 @@
 package orchestrator
 
 import (
+	"bufio"
+	"bytes"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -97,13 +99,33 @@ func AppendHistory(dir string, r LoopRecord) error {
 // error list, so one damaged line does not hide the rest.
 func ReadHistory(dir string) ([]LoopRecord, []error) {
 	var out []LoopRecord
-	var errs []error
-	for _, path := range append(rotatedHistory(dir), HistoryPath(dir)) {
-		rows, e := readHistoryFile(path)
-		out, errs = append(out, rows...), append(errs, e...)
-	}
+	errs := EachHistory(dir, time.Time{}, func(r LoopRecord) { out = append(out, r) })
 	return out, errs
 }
+
+// EachHistory calls fn with every row of the history that finished at or
+// after since, in the order of ReadHistory, holding one row at a time.
+// Rotated months that end before since are not opened.
+func EachHistory(dir string, since time.Time, fn func(LoopRecord)) []error {
+	var errs []error
+	skipBefore := since.UTC().Format("2006-01")
+	for _, path := range HistoryFiles(dir) {
+		if m, ok := rotatedMonth(path); ok && !since.IsZero() && m < skipBefore {
+			continue
+		}
+		_, e := ScanHistoryFile(path, 0, func(r LoopRecord, _, _ int64) {
+			if !r.Finished.Before(since) {
+				fn(r)
+			}
+		})
+		errs = append(errs, e...)
+	}
+	return errs
+}
+
+// HistoryFiles lists the history of dir in order: the rotated months,
+// oldest first, then history.csv.
+func HistoryFiles(dir string) []string { return append(rotatedHistory(dir), HistoryPath(dir)) }
 
 // rotatedHistory lists the rotated history files of dir, oldest first.
 func rotatedHistory(dir string) []string {
@@ -112,23 +134,44 @@ func rotatedHistory(dir string) []string {
 	return paths
 }
 
-// RotateHistory moves history.csv aside as history-YYYY-MM.csv (the month
-// of its last row) at the first run of a later month, and removes rotated
-// months beyond the newest keep (keep ≤ 0 keeps them all), so the history
-// people open stays small. The caller holds the write lock.
+// rotatedMonth returns the month (YYYY-MM) a rotated history file holds.
+func rotatedMonth(path string) (string, bool) {
+	name := filepath.Base(path)
+	if m, ok := strings.CutPrefix(strings.TrimSuffix(name, ".csv"), "history-"); ok && len(m) == 7 {
+		return m, true
+	}
+	return "", false
+}
+
+// RotateHistory moves the rows of history.csv that finished before the
+// month of now into history-YYYY-MM.csv, one file per month, and removes
+// rotated months beyond the newest keep (keep ≤ 0 keeps them all), so the
+// history people open stays small. In the usual case, the first run of a
+// month, history.csv holds one earlier month and is renamed; a history.csv
+// that spans several months (one written before rotation existed) is split
+// once, row by row. Only the first and the last rows are read to decide, so
+// a run that has nothing to rotate does not read the history.
+// The caller holds the write lock.
 func RotateHistory(dir string, now time.Time, keep int) error {
 	path := HistoryPath(dir)
-	rows, _ := readHistoryFile(path)
-	if len(rows) > 0 {
-		last := rows[len(rows)-1].Finished.UTC()
-		if month := last.Format("2006-01"); month < now.UTC().Format("2006-01") {
-			target := filepath.Join(dir, "history-"+month+".csv")
-			if _, err := os.Lstat(target); err == nil {
-				return fmt.Errorf("rotating %s: %s exists already; merge the two by hand", path, target)
-			}
-			if err := os.Rename(path, target); err != nil {
-				return fmt.Errorf("rotating %s: %w", path, err)
-			}
+	month := now.UTC().Format("2006-01")
+	first, last, err := historyMonths(path)
+	if err != nil {
+		return fmt.Errorf("rotating %s: %w", path, err)
+	}
+	switch {
+	case last == "" || first >= month:
+	case first == last && last < month:
+		target := filepath.Join(dir, "history-"+last+".csv")
+		if _, err := os.Lstat(target); err == nil {
+			return fmt.Errorf("rotating %s: %s exists already; merge the two by hand", path, target)
+		}
+		if err := os.Rename(path, target); err != nil {
+			return fmt.Errorf("rotating %s: %w", path, err)
+		}
+	default:
+		if err := splitHistory(dir, month); err != nil {
+			return fmt.Errorf("rotating %s: %w", path, err)
 		}
 	}
 	if old := rotatedHistory(dir); keep > 0 && len(old) > keep {
@@ -141,24 +184,270 @@ func RotateHistory(dir string, now time.Time, keep int) error {
 	return nil
 }
 
-func readHistoryFile(path string) ([]LoopRecord, []error) {
+// historyMonths returns the months of the first and the last readable row
+// of a history file, reading only its two ends.
+func historyMonths(path string) (first, last string, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", "", nil
+	}
+	if err != nil {
+		return "", "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", "", err
+	}
+	err = scanBack(f, fi.Size(), func(line []byte, _ int64) bool {
+		last, _ = rowMonth(line)
+		return last == ""
+	})
+	if err != nil || last == "" {
+		return "", "", err
+	}
+	err = eachLine(f, func(line []byte) error {
+		if first, _ = rowMonth(line); first != "" {
+			return io.EOF
+		}
+		return nil
+	})
+	if errors.Is(err, io.EOF) {
+		err = nil
+	}
+	return first, last, err
+}
+
+// rowMonth returns the month (YYYY-MM, UTC) a history line's loop finished
+// in; ok is false for the header and for lines that cannot be read.
+func rowMonth(line []byte) (string, bool) {
+	var field string
+	if bytes.IndexByte(line, '"') < 0 {
+		// The tool's rows quote nothing: the fifth field, without a parser.
+		f := bytes.SplitN(line, []byte{','}, 6)
+		if len(f) < 6 || bytes.Count(f[5], []byte{','}) < len(HistoryHeader)-6 {
+			return "", false
+		}
+		field = string(f[4])
+	} else {
+		rec, err := csv.NewReader(bytes.NewReader(line)).Read()
+		if err != nil || len(rec) < len(HistoryHeader) {
+			return "", false
+		}
+		field = rec[4]
+	}
+	t, err := time.Parse(time.RFC3339, field)
+	if err != nil {
+		return "", false
+	}
+	return t.UTC().Format("2006-01"), true
+}
+
+// splitHistory moves the rows of history.csv that finished before month
+// into a file per month. Every file is written aside first and none
+// replaces an existing one, so a failure leaves history.csv whole; a line
+// that cannot be read goes with the row before it.
+func splitHistory(dir, month string) error {
+	path := HistoryPath(dir)
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	type part struct {
+		target, tmp string
+		f           *os.File
+		w           *bufio.Writer
+	}
+	var parts []*part
+	byMonth := map[string]*part{}
+	cleanup := func() {
+		for _, p := range parts {
+			p.f.Close()
+			os.Remove(p.tmp)
+		}
+	}
+	header := strings.Join(HistoryHeader, ",") + "\n"
+	cur := ""
+	err = eachLine(f, func(line []byte) error {
+		if m, ok := rowMonth(line); ok {
+			cur = m
+		} else if cur == "" {
+			return nil // the header, or what precedes the first row
+		}
+		key := cur
+		if key >= month {
+			key = "" // stays in history.csv
+		}
+		p := byMonth[key]
+		if p == nil {
+			p = &part{target: path}
+			if key != "" {
+				p.target = filepath.Join(dir, "history-"+key+".csv")
+				if _, err := os.Lstat(p.target); err == nil {
+					return fmt.Errorf("%s exists already; merge the two by hand", p.target)
+				}
+			}
+			p.tmp = p.target + ".rotate"
+			f, err := statefile.OpenNoLink(p.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+			if err != nil {
+				return err
+			}
+			p.f, p.w = f, bufio.NewWriter(f)
+			p.w.WriteString(header)
+			byMonth[key] = p
+			parts = append(parts, p)
+		}
+		p.w.Write(line)
+		return p.w.WriteByte('\n')
+	})
+	for _, p := range parts {
+		if err == nil {
+			err = p.w.Flush()
+		}
+		if err == nil {
+			err = p.f.Sync()
+		}
+	}
+	if err != nil {
+		cleanup()
+		return err
+	}
+	for _, p := range parts {
+		p.f.Close()
+	}
+	// The months first, history.csv last: until it is replaced, it still
+	// holds every row.
+	for _, p := range parts {
+		if p.target != path {
+			if err := os.Rename(p.tmp, p.target); err != nil {
+				return err
+			}
+		}
+	}
+	if p := byMonth[""]; p != nil {
+		return os.Rename(p.tmp, path)
+	}
+	return os.Remove(path)
+}
+
+// HistoryCursor marks how far a reader has read the history: the file
+// (its base name), the offset after the last row it read, and that row, by
+// which the row is recognised after history.csv was rotated. The zero
+// cursor is the start.
+type HistoryCursor struct {
+	File   string `json:"file,omitempty"`
+	Offset int64  `json:"offset"`
+	Last   string `json:"last,omitempty"`
+}
+
+// ReadHistoryAfter calls fn with every row added to the history of dir
+// after c, in order, and returns the cursor after them. ok is false when
+// c's row is no longer where c says (history.csv was edited by hand or
+// replaced, or its rotated months removed); then nothing is read, and the
+// caller starts again from the zero cursor.
+func ReadHistoryAfter(dir string, c HistoryCursor, fn func(LoopRecord)) (next HistoryCursor, ok bool, errs []error) {
+	files := HistoryFiles(dir)
+	from, off := -1, c.Offset
+	if c == (HistoryCursor{}) {
+		from = 0
+	}
+	// Where c's file is now: under its name, or, after a rotation, the
+	// newest rotated file holding its row.
+	current := filepath.Base(HistoryPath(dir))
+	for i := len(files) - 1; i >= 0 && from < 0; i-- {
+		if base := filepath.Base(files[i]); (base == c.File || base != current) && hasLine(files[i], c.Offset, c.Last) {
+			from = i
+		}
+	}
+	if from < 0 {
+		return c, false, nil
+	}
+	next = c
+	for _, path := range files[from:] {
+		var lastStart, lastEnd int64 = -1, 0
+		_, e := ScanHistoryFile(path, off, func(r LoopRecord, start, end int64) {
+			fn(r)
+			lastStart, lastEnd = start, end
+		})
+		errs = append(errs, e...)
+		off = 0
+		if lastStart < 0 {
+			continue
+		}
+		f, err := os.Open(path)
+		if err != nil {
+			return next, true, append(errs, err)
+		}
+		b := make([]byte, lastEnd-lastStart)
+		_, err = f.ReadAt(b, lastStart)
+		f.Close()
+		if err != nil {
+			return next, true, append(errs, err)
+		}
+		next = HistoryCursor{File: filepath.Base(path), Offset: lastEnd, Last: string(bytes.TrimSpace(b))}
+	}
+	return next, true, errs
+}
+
+// hasLine reports whether the file at path holds line last just before
+// offset off.
+func hasLine(path string, off int64, last string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	return err == nil && atLine(f, fi.Size(), off, last)
+}
+
+// ScanHistoryFile reads a history file from offset off, calling fn with
+// every readable row and the offsets its line starts and ends at. It reads
+// only whole lines: a last line without its newline (being written, or torn
+// by a crash) is left for a later read, and the offset after the last whole
+// line is returned. A missing file is empty.
+func ScanHistoryFile(path string, off int64, fn func(r LoopRecord, start, end int64)) (int64, []error) {
 	name := filepath.Base(path)
 	f, err := os.Open(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return off, nil
 	}
 	if err != nil {
-		return nil, []error{err}
+		return off, []error{err}
 	}
 	defer f.Close()
-	cr := csv.NewReader(f)
+	fi, err := f.Stat()
+	if err != nil {
+		return off, []error{err}
+	}
+	end := fi.Size()
+	if end > off {
+		// Only whole lines: end after the last newline.
+		var last byte
+		scanBack(f, end, func(line []byte, start int64) bool {
+			if n := len(line); n > 0 && line[n-1] == '\n' {
+				last = '\n'
+				end = start + int64(n)
+			} else {
+				end = start
+			}
+			return last != '\n' && start > off
+		})
+		if last != '\n' {
+			end = off
+		}
+	}
+	if end <= off {
+		return off, nil
+	}
+	cr := csv.NewReader(bufio.NewReader(io.NewSectionReader(f, off, end-off)))
 	cr.FieldsPerRecord = -1
-	var out []LoopRecord
+	cr.ReuseRecord = true
 	var errs []error
-	line := 0
 	for {
+		start := off + cr.InputOffset()
 		rec, err := cr.Read()
-		line++
 		if err == io.EOF {
 			break
 		}
@@ -166,17 +455,18 @@ func readHistoryFile(path string) ([]LoopRecord, []error) {
 			errs = append(errs, fmt.Errorf("%s: %w", name, err))
 			continue
 		}
-		if line == 1 && len(rec) > 0 && rec[0] == HistoryHeader[0] {
+		if start == 0 && len(rec) > 0 && rec[0] == HistoryHeader[0] {
 			continue
 		}
 		r, err := parseHistoryRow(rec)
 		if err != nil {
-			errs = append(errs, fmt.Errorf("%s:%d: %w", name, line, err))
+			ln, _ := cr.FieldPos(0)
+			errs = append(errs, fmt.Errorf("%s:%d: %w", name, ln, err))
 			continue
 		}
-		out = append(out, r)
+		fn(r, start, off+cr.InputOffset())
 	}
-	return out, errs
+	return end, errs
 }
 
 func parseHistoryRow(rec []string) (LoopRecord, error) {

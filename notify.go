@@ -84,7 +84,7 @@ func (o *Orchestrator) Notify(ctx context.Context, command string) error {
 		if st.Last == nil {
 			st.Last = map[Code]time.Time{}
 		}
-		evs, lerr := readLedgerSince(paths.Ledger(), st.Through)
+		evs, lerr := readLedgerSince(paths.Ledger(), st.Through, nil, nil)
 		if lerr != nil {
 			err = lerr
 			return

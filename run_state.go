@@ -61,10 +61,26 @@ func (o *Orchestrator) Begin(ctx context.Context) (string, error) {
 	id := NewRunID(now, os.Getpid())
 	err = o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
 		return issuequeue.Change{State: ResetRun(id, now), After: func() error {
+			if err := o.tidy(now); err != nil {
+				return err
+			}
 			return o.log().Record(Event{Time: now, Event: EvRunStarted, RunID: id, Reason: "begin"})
 		}}, nil
 	})
 	return id, err
+}
+
+// tidy keeps what the tool appends to small as a run opens: the logs
+// pruned to their retention, old loop output removed, history.csv rotated
+// by month. The caller holds the write lock, so nothing is appended
+// meanwhile.
+func (o *Orchestrator) tidy(now time.Time) error {
+	cfg := o.Config.Logs
+	if err := o.log().Prune(now, cfg.TextRetention, cfg.JSONLRetention); err != nil {
+		return err
+	}
+	pruneLoopLogs(o.paths().LoopLogs(), now.Add(-cfg.TextRetention))
+	return RotateHistory(o.Dir, now, cfg.HistoryKeep)
 }
 
 // ResetRun returns the session state edits that start run id at now.

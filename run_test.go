@@ -1,6 +1,9 @@
 package orchestrator
 
 import (
+	"bytes"
+	"encoding/csv"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -199,4 +202,91 @@ func TestHistoryRotation(t *testing.T) {
 	if got, _ := ReadHistory(dir); len(got) != 4 {
 		t.Errorf("%d rows after keeping 2 months, want 4", len(got))
 	}
+}
+
+// A history.csv written before rotation existed, spanning several months,
+// is split into one file per month at the next run, once: every row is kept,
+// in order, and the current month's rows stay in history.csv.
+func TestHistoryLegacyMigration(t *testing.T) {
+	dir := t.TempDir()
+	var all []LoopRecord
+	for _, m := range []time.Month{time.September, time.October, time.November} {
+		for day := 1; day <= 3; day++ {
+			at := time.Date(2026, m, day, 10, 0, 0, 0, time.UTC)
+			r := LoopRecord{RunID: fmt.Sprintf("r%d-%d", m, day), Loop: 1, Kind: "regular", Started: at, Finished: at.Add(time.Minute), Result: ResultOK, Breaker: "closed"}
+			if err := AppendHistory(dir, r); err != nil {
+				t.Fatal(err)
+			}
+			all = append(all, r)
+		}
+	}
+	now := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	if err := RotateHistory(dir, now, 0); err != nil {
+		t.Fatal(err)
+	}
+	for name, rows := range map[string]int{"history-2026-09.csv": 3, "history-2026-10.csv": 3, "history.csv": 3} {
+		n := 0
+		if _, errs := ScanHistoryFile(filepath.Join(dir, name), 0, func(LoopRecord, int64, int64) { n++ }); len(errs) > 0 || n != rows {
+			t.Errorf("%s: %d rows (%v), want %d", name, n, errs, rows)
+		}
+	}
+	got, errs := ReadHistory(dir)
+	if len(errs) > 0 || len(got) != len(all) {
+		t.Fatalf("after migration: %d rows (%v), want %d", len(got), errs, len(all))
+	}
+	for i := range all {
+		if strings.Join(got[i].row(), ",") != strings.Join(all[i].row(), ",") {
+			t.Errorf("row %d = %v, want %v", i, got[i].row(), all[i].row())
+		}
+	}
+	// Once: the next run finds one month in history.csv and nothing to do.
+	if err := RotateHistory(dir, now.Add(time.Hour), 0); err != nil {
+		t.Fatal(err)
+	}
+	if files := HistoryFiles(dir); len(files) != 3 {
+		t.Errorf("history files after a second run: %v", files)
+	}
+}
+
+// A last row without its newline (a crash mid-write) is not read until it
+// is whole; the offset returned is where it starts.
+func TestScanHistoryFileTornRow(t *testing.T) {
+	dir := t.TempDir()
+	at := time.Date(2026, 11, 24, 10, 0, 0, 0, time.UTC)
+	r := LoopRecord{RunID: "r1", Loop: 1, Kind: "regular", Started: at, Finished: at, Result: ResultOK, Breaker: "closed"}
+	if err := AppendHistory(dir, r); err != nil {
+		t.Fatal(err)
+	}
+	whole, _ := os.Stat(HistoryPath(dir))
+	f, _ := os.OpenFile(HistoryPath(dir), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString("r2,1,regular,2026-11-24T10:00:00Z")
+	f.Close()
+	n := 0
+	end, errs := ScanHistoryFile(HistoryPath(dir), 0, func(LoopRecord, int64, int64) { n++ })
+	if n != 1 || len(errs) > 0 || end != whole.Size() {
+		t.Errorf("read %d rows (%v) up to %d, want 1 up to %d", n, errs, end, whole.Size())
+	}
+}
+
+// FuzzRowMonth: the month of a history row read without a CSV parser is the
+// month the parser reads.
+func FuzzRowMonth(f *testing.F) {
+	f.Add([]byte("r1,1,regular,2026-11-22T10:00:00Z,2026-11-22T10:01:00Z,60000,0,ok,0,,,,,,0,closed"))
+	f.Add([]byte(`r1,1,regular,x,"2026-11-22T10:01:00Z",60000,0,ok,0,"A B",,,,,0,closed`))
+	f.Add([]byte("run_id,loop,kind,started_at,finished_at,duration_ms,exit_code,result,transient_retries,issues,resolved,failed,halted,escalated,total_auto_retries,breaker"))
+	f.Fuzz(func(t *testing.T, line []byte) {
+		if bytes.ContainsAny(line, "\r\n") {
+			return
+		}
+		got, ok := rowMonth(line)
+		want, wok := "", false
+		if rec, err := csv.NewReader(bytes.NewReader(line)).Read(); err == nil && len(rec) >= len(HistoryHeader) {
+			if tm, err := time.Parse(time.RFC3339, rec[4]); err == nil {
+				want, wok = tm.UTC().Format("2006-01"), true
+			}
+		}
+		if got != want || ok != wok {
+			t.Fatalf("rowMonth(%q) = %q, %v; the CSV parser reads %q, %v", line, got, ok, want, wok)
+		}
+	})
 }

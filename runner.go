@@ -195,18 +195,13 @@ func (r *Runner) Run(ctx context.Context) (RunReport, error) {
 
 	// Open the run. Pruning the logs happens under the write lock, so no
 	// event is appended meanwhile.
-	cfg := o.Config
 	err = o.store().Update(context.WithoutCancel(ctx), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
 		edits := ResetRun(rep.RunID, start)
 		if halfOpen {
 			edits = append(edits, issuequeue.SetField(issuequeue.SectionBreaker, issuequeue.StateBreaker, issuequeue.BreakerHalfOpen))
 		}
 		return issuequeue.Change{State: edits, After: func() error {
-			if err := o.log().Prune(start, cfg.Logs.TextRetention, cfg.Logs.JSONLRetention); err != nil {
-				return err
-			}
-			pruneLoopLogs(o.paths().LoopLogs(), start.Add(-cfg.Logs.TextRetention))
-			if err := RotateHistory(o.Dir, start, cfg.Logs.HistoryKeep); err != nil {
+			if err := o.tidy(start); err != nil {
 				return err
 			}
 			return o.log().Record(Event{Time: start, Event: EvRunStarted, RunID: rep.RunID})

@@ -1,12 +1,6 @@
 package orchestrator
 
 import (
-	"bytes"
-	"encoding/json"
-	"errors"
-	"io"
-	"io/fs"
-	"os"
 	"sort"
 	"time"
 
@@ -148,13 +142,19 @@ func sameSignature(a, b string) bool {
 	return len(a) >= 16 && b[:len(a)] == a
 }
 
+// usageEvents are the events ReadUsage counts; the others are not decoded.
+var usageEvents = map[string]bool{EvExec: true, EvAutoRetryLoop: true, EvAttempt: true, EvUserResponse: true, EvTriggered: true, EvEscalated: true}
+
+// usageMemo keeps the window ReadUsage read, for the next call.
+var usageMemo ledgerMemo
+
 // ReadUsage reads the last 24 hours (before now) of the event log of a state
 // directory. It reads the log from its end and stops at the first older
 // entry, so its cost follows the window, not the age of the log.
 func ReadUsage(dir string, now time.Time) (Usage, error) {
 	since := now.Add(-config.BudgetWindow)
 	u := Usage{Since: since}
-	evs, err := readLedgerSince(issuequeue.Paths{Dir: dir}.Ledger(), since)
+	evs, err := readLedgerSince(issuequeue.Paths{Dir: dir}.Ledger(), since, usageEvents, &usageMemo)
 	if err != nil {
 		return u, err
 	}
@@ -191,83 +191,6 @@ func ReadUsage(dir string, now time.Time) (Usage, error) {
 		}
 	}
 	return u, nil
-}
-
-// ledgerChunk is how much of the log readLedgerSince reads at a time.
-const ledgerChunk = 64 << 10
-
-// readLedgerSince returns the events of a JSON-lines log from the first one
-// at or after since to the end, in file order. It reads backwards from the
-// end in chunks and stops at the first line older than since; lines it
-// cannot read are skipped.
-func readLedgerSince(path string, since time.Time) ([]Event, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	var rev []Event // newest first
-	end := fi.Size()
-	var carry []byte // the start of a line whose beginning is in an earlier chunk
-	buf := make([]byte, ledgerChunk)
-	for end > 0 {
-		n := int64(ledgerChunk)
-		if end < n {
-			n = end
-		}
-		start := end - n
-		if _, err := f.ReadAt(buf[:n], start); err != nil && !errors.Is(err, io.EOF) {
-			return nil, err
-		}
-		chunk := append(append([]byte(nil), buf[:n]...), carry...)
-		// Every complete line in chunk but the first (which may have begun
-		// earlier), newest first.
-		for {
-			i := bytes.LastIndexByte(bytes.TrimRight(chunk, "\n"), '\n')
-			if i < 0 {
-				break
-			}
-			line := bytes.TrimSpace(chunk[i+1:])
-			chunk = chunk[:i+1]
-			if len(line) == 0 {
-				continue
-			}
-			var ev Event
-			if json.Unmarshal(line, &ev) != nil || ev.Time.IsZero() {
-				continue
-			}
-			if ev.Time.Before(since) {
-				return reverse(rev), nil
-			}
-			rev = append(rev, ev)
-		}
-		carry = chunk
-		end = start
-		if len(carry) > 1<<24 {
-			break // a 16 MiB line is not an event
-		}
-	}
-	if line := bytes.TrimSpace(carry); len(line) > 0 {
-		var ev Event
-		if json.Unmarshal(line, &ev) == nil && !ev.Time.IsZero() && !ev.Time.Before(since) {
-			rev = append(rev, ev)
-		}
-	}
-	return reverse(rev), nil
-}
-
-func reverse(evs []Event) []Event {
-	for i, j := 0, len(evs)-1; i < j; i, j = i+1, j-1 {
-		evs[i], evs[j] = evs[j], evs[i]
-	}
-	return evs
 }
 
 // Budget is one daily budget's state, for status, metrics and reports.

@@ -40,6 +40,11 @@ func (p Paths) TextLog() string { return filepath.Join(p.Dir, "logs", "retry.log
 // History returns the path of the per-loop history.
 func (p Paths) History() string { return filepath.Join(p.Dir, "history.csv") }
 
+// MetricsState returns the path of the metrics' running totals: what the
+// textfile's counters have counted, and how far into the history and the
+// event log.
+func (p Paths) MetricsState() string { return filepath.Join(p.Dir, "logs", "metrics-state.json") }
+
 // LoopLogs returns the directory of the captured loop output.
 func (p Paths) LoopLogs() string { return filepath.Join(p.Dir, "logs", "loops") }
 

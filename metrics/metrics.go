@@ -1,11 +1,14 @@
-// Package metrics derives the retry metrics (Prometheus names task_retry_*) from history.csv
-// and the retry log, and writes them in the Prometheus text format for
-// node_exporter's textfile collector.
+// Package metrics derives the retry metrics (Prometheus names task_retry_*) from the history
+// (history.csv and its rotated months) and the retry log, and writes them in
+// the Prometheus text format for node_exporter's textfile collector.
 //
-// Every value is computed from the files, never kept in memory between
-// runs: the counters are as durable as their source. history.csv is never
-// pruned; logs/retry.jsonl is pruned after 30 days, and the counters derived
-// from it then go down, which Prometheus reads as a counter reset.
+// The counters are running totals kept in logs/metrics-state.json with how
+// far into each file they have counted (see Update), so that writing the
+// textfile after a loop reads that loop's rows and events, not the whole
+// history. They are as durable as their source: when the totals are lost or
+// no longer match the files, they are counted again from what the files
+// still hold, and a counter that goes down then is read by Prometheus as a
+// counter reset.
 package metrics
 
 import (
@@ -76,8 +79,8 @@ type Snapshot struct {
 	// escalation.
 	RetryDuration Histogram
 
-	Runs           int            // distinct run IDs in history.csv
-	Loops          int            // rows in history.csv
+	Runs           int            // runs in the history (rows of one run follow each other)
+	Loops          int            // rows in the history
 	AutoRetryLoops int            // rows of kind auto_retry
 	FailedLoops    map[string]int // by result, for every result but ok
 
@@ -90,13 +93,13 @@ type Snapshot struct {
 
 	// IssuesByStatus, QuarantinedIssues and HaltedIssues describe the
 	// queue; they are written only after SetQueue.
-	IssuesByStatus    map[string]int
-	QuarantinedIssues int
-	HaltedIssues      int
+	IssuesByStatus    map[string]int `json:"-"`
+	QuarantinedIssues int            `json:"-"`
+	HaltedIssues      int            `json:"-"`
 
 	// Budgets are the daily budgets as spent in the last 24 hours; written
 	// only after SetBudgets.
-	Budgets []orchestrator.Budget
+	Budgets []orchestrator.Budget `json:"-"`
 }
 
 // SetBudgets adds the daily budgets' gauges.
@@ -124,8 +127,7 @@ func (h *Histogram) Observe(v float64) {
 	h.Count++
 }
 
-// Compute derives a snapshot from history.csv rows and retry-log events.
-func Compute(history []orchestrator.LoopRecord, events []orchestrator.Event) Snapshot {
+func newSnapshot() Snapshot {
 	s := Snapshot{
 		RetryAttempts: map[string]int{KindAutoRetry: 0, KindTransient: 0},
 		RetrySuccess:  map[string]int{KindAutoRetry: 0, KindTransient: 0},
@@ -137,56 +139,82 @@ func Compute(history []orchestrator.LoopRecord, events []orchestrator.Event) Sna
 	for _, r := range failedResults {
 		s.FailedLoops[r] = 0
 	}
-	runs := map[string]bool{}
-	for _, r := range history {
-		runs[r.RunID] = true
-		s.Loops++
-		if r.Kind == "auto_retry" {
-			s.AutoRetryLoops++
-		}
-		switch r.Result {
-		case orchestrator.ResultOK:
-		case orchestrator.ResultFailed, orchestrator.ResultTimeout, orchestrator.ResultPermanent, orchestrator.ResultAborted:
-			s.FailedLoops[r.Result]++
-		default:
-			s.FailedLoops["unknown"]++
-		}
-		s.RetryAttempts[KindTransient] += r.TransientRetries
-		switch {
-		case r.TransientRetries == 0:
-			if r.Result == orchestrator.ResultPermanent {
-				s.ImmediateFailures++
-			}
-		case r.Result == orchestrator.ResultOK:
-			s.RetrySuccess[KindTransient]++
-		case r.Result != orchestrator.ResultAborted:
-			s.RetryFailure[KindTransient]++
-		}
-	}
-	s.Runs = len(runs)
-	if n := len(history); n > 0 {
-		last := history[n-1]
-		s.Last = true
-		s.LastLoopFinished = last.Finished
-		s.RunAutoRetries = last.TotalAutoRetries
-		s.BreakerOpen = last.Breaker == issuequeue.BreakerOpen
-	}
+	return s
+}
 
-	evs := append([]orchestrator.Event(nil), events...)
+// Compute derives a snapshot from history.csv rows and retry-log events,
+// as Update does when it reads them all at once.
+func Compute(history []orchestrator.LoopRecord, events []orchestrator.Event) Snapshot {
+	t := newTotals()
+	for _, r := range history {
+		t.addLoop(r)
+	}
+	for len(events) > 0 {
+		n := min(len(events), eventBatch)
+		t.addEvents(events[:n])
+		events = events[n:]
+	}
+	return t.Snapshot
+}
+
+// addLoop counts one history.csv row. Runs are counted as they start: the
+// rows of a run are written together, under the run's lock.
+func (t *totals) addLoop(r orchestrator.LoopRecord) {
+	s := &t.Snapshot
+	if r.RunID != t.LastRun || s.Runs == 0 {
+		s.Runs++
+		t.LastRun = r.RunID
+	}
+	s.Loops++
+	if r.Kind == "auto_retry" {
+		s.AutoRetryLoops++
+	}
+	switch r.Result {
+	case orchestrator.ResultOK:
+	case orchestrator.ResultFailed, orchestrator.ResultTimeout, orchestrator.ResultPermanent, orchestrator.ResultAborted:
+		s.FailedLoops[r.Result]++
+	default:
+		s.FailedLoops["unknown"]++
+	}
+	s.RetryAttempts[KindTransient] += r.TransientRetries
+	switch {
+	case r.TransientRetries == 0:
+		if r.Result == orchestrator.ResultPermanent {
+			s.ImmediateFailures++
+		}
+	case r.Result == orchestrator.ResultOK:
+		s.RetrySuccess[KindTransient]++
+	case r.Result != orchestrator.ResultAborted:
+		s.RetryFailure[KindTransient]++
+	}
+	s.Last = true
+	s.LastLoopFinished = r.Finished
+	s.RunAutoRetries = r.TotalAutoRetries
+	s.BreakerOpen = r.Breaker == issuequeue.BreakerOpen
+}
+
+// eventBatch is how many events are put in time order before they are
+// counted: the log is appended in time order, but a line may be logged a
+// little late.
+const eventBatch = 4096
+
+// addEvents counts retry-log events, taking them in time order.
+func (t *totals) addEvents(batch []orchestrator.Event) {
+	s := &t.Snapshot
+	evs := append([]orchestrator.Event(nil), batch...)
 	sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time.Before(evs[j].Time) })
-	firstTrigger := map[string]time.Time{} // issue → start of its open retry sequence
 	endSequence := func(ev orchestrator.Event) {
-		if t, ok := firstTrigger[ev.IssueID]; ok {
-			s.RetryDuration.Observe(math.Max(0, ev.Time.Sub(t).Seconds()))
-			delete(firstTrigger, ev.IssueID)
+		if at, ok := t.Open[ev.IssueID]; ok {
+			s.RetryDuration.Observe(math.Max(0, ev.Time.Sub(at).Seconds()))
+			delete(t.Open, ev.IssueID)
 		}
 	}
 	for _, ev := range evs {
 		switch ev.Event {
 		case orchestrator.EvTriggered:
 			s.RetryAttempts[KindAutoRetry]++
-			if _, ok := firstTrigger[ev.IssueID]; !ok {
-				firstTrigger[ev.IssueID] = ev.Time
+			if _, ok := t.Open[ev.IssueID]; !ok {
+				t.Open[ev.IssueID] = ev.Time
 			}
 		case orchestrator.EvResolved:
 			if ev.Resolution == issuequeue.StatusResolved && ev.TotalAttempts > 1 {
@@ -202,7 +230,6 @@ func Compute(history []orchestrator.LoopRecord, events []orchestrator.Event) Sna
 			s.RetryDelay.Observe(float64(ev.DurationMS) / 1000)
 		}
 	}
-	return s
 }
 
 // SetQueue adds the queue's gauges: issues by status and halted issues.

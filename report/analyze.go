@@ -176,56 +176,43 @@ func reasonText(ev orchestrator.Event) string {
 
 // analysis is everything the page shows, computed once.
 type analysis struct {
-	Runs     []*run
-	Issues   []*issue // queue order, then archive, then issues only the log knows
-	Escal    []orchestrator.Event
-	CapHits  []orchestrator.Event
-	Events   []orchestrator.Event // sorted by time
-	Breaker  string
-	HasLoops bool
+	Runs    []*run // the latest runs, oldest first
+	Totals  *Runs  // every run the report covers
+	Wall    time.Duration
+	Issues  []*issue // queue order, then archive, then issues only the log knows
+	Escal   []orchestrator.Event
+	CapHits []orchestrator.Event
+	// Responses holds, by issue, what people answered, in time order.
+	Responses  map[string][]orchestrator.Event
+	EventCount int // events read
+	Breaker    string
+	HasLoops   bool
 }
 
 func analyze(in Input) *analysis {
-	a := &analysis{}
-	a.Events = append([]orchestrator.Event(nil), in.Events...)
-	sort.SliceStable(a.Events, func(i, j int) bool { return a.Events[i].Time.Before(a.Events[j].Time) })
-
+	a := &analysis{Responses: map[string][]orchestrator.Event{}}
+	runs := in.Runs
+	if runs == nil {
+		runs = &Runs{}
+		for _, r := range in.History {
+			runs.Add(r)
+		}
+	}
+	a.Totals = runs
+	a.Runs, a.Wall = runs.latest()
 	byRun := map[string]*run{}
-	for _, r := range in.History {
-		rn := byRun[r.RunID]
-		if rn == nil {
-			rn = &run{ID: r.RunID, Start: r.Started, End: r.Finished}
-			byRun[r.RunID] = rn
-			a.Runs = append(a.Runs, rn)
-		}
-		rn.Loops = append(rn.Loops, r)
-		if r.Started.Before(rn.Start) {
-			rn.Start = r.Started
-		}
-		if r.Finished.After(rn.End) {
-			rn.End = r.Finished
-		}
-		if r.Kind == "auto_retry" {
-			rn.Auto++
-		} else {
-			rn.Regular++
-		}
-		rn.Resolved += len(r.Resolved)
-	}
 	for _, rn := range a.Runs {
-		sort.SliceStable(rn.Loops, func(i, j int) bool { return rn.Loops[i].Loop < rn.Loops[j].Loop })
+		byRun[rn.ID] = rn
 	}
-	sort.SliceStable(a.Runs, func(i, j int) bool { return a.Runs[i].Start.Before(a.Runs[j].Start) })
-	a.HasLoops = len(in.History) > 0
-	if n := len(in.History); n > 0 {
-		a.Breaker = in.History[n-1].Breaker
-	}
+	a.HasLoops = runs.Loops > 0
+	a.Breaker = runs.Breaker
 	if in.State != nil && in.State.Breaker != "" {
 		a.Breaker = in.State.Breaker
 	}
 
 	byID := map[string]*issue{}
-	add := func(q *issuequeue.Queue, archived bool) {
+	var queued, archived, logOnly []*issue
+	add := func(q *issuequeue.Queue, into *[]*issue) {
 		if q == nil {
 			return
 		}
@@ -234,7 +221,7 @@ func analyze(in Input) *analysis {
 				continue // the queue's copy is the current one
 			}
 			is := &issue{ID: qi.ID, Summary: qi.Summary(), Status: qi.Status, Priority: qi.Priority, Known: true,
-				Archived: archived, Created: qi.Created, Retries: qi.RetryCount, Halted: qi.Halted}
+				Archived: into == &archived, Created: qi.Created, Retries: qi.RetryCount, Halted: qi.Halted}
 			if in.MaxRetries != nil {
 				is.MaxRetries = in.MaxRetries(qi)
 			} else if qi.HasMaxRetries {
@@ -244,35 +231,54 @@ func analyze(in Input) *analysis {
 			}
 			is.Failures = historyFailures(qi)
 			byID[qi.ID] = is
-			a.Issues = append(a.Issues, is)
+			*into = append(*into, is)
 		}
 	}
-	add(in.Queue, false)
-	add(in.Archive, true)
+	add(in.Queue, &queued)
+	add(in.Archive, &archived)
 
-	get := func(id string) *issue {
-		is := byID[id]
-		if is == nil {
-			is = &issue{ID: id}
-			byID[id] = is
-			a.Issues = append(a.Issues, is)
-		}
-		return is
+	// The events are taken one at a time, in file order; what depends on
+	// their order in time is put in it afterwards, so the result is what
+	// the events sorted by time (ties in file order) give.
+	type mark struct {
+		at  time.Time
+		seq int
 	}
+	first := map[*issue]mark{}    // an issue's earliest event
+	terminal := map[*issue]mark{} // its latest escalation or resolution
+	finished := map[*run]mark{}   // a run's latest run_finished
+	named := map[*issue]bool{}
 	logged := map[*issue][]failure{}
 	triggers := map[*issue]int{}
-	for _, ev := range a.Events {
+	later := func(m map[*issue]mark, is *issue, at time.Time) bool {
+		old, ok := m[is]
+		return !ok || !at.Before(old.at)
+	}
+	seq := 0
+	in.eachEvent(func(ev orchestrator.Event) {
+		seq++
+		a.EventCount++
 		if ev.Event == orchestrator.EvCapReached {
 			a.CapHits = append(a.CapHits, ev)
 		}
 		if rn := byRun[ev.RunID]; rn != nil && ev.Event == orchestrator.EvRunFinished {
-			rn.Outcome = ev.Status
+			if old, ok := finished[rn]; !ok || !ev.Time.Before(old.at) {
+				finished[rn] = mark{ev.Time, seq}
+				rn.Outcome = ev.Status
+			}
 		}
 		if ev.IssueID == "" {
-			continue
+			return
 		}
-		is := get(ev.IssueID)
-		if is.FirstSeen.IsZero() {
+		is := byID[ev.IssueID]
+		if is == nil {
+			is = &issue{ID: ev.IssueID}
+			byID[ev.IssueID] = is
+			logOnly = append(logOnly, is)
+		}
+		named[is] = true
+		if old, ok := first[is]; !ok || ev.Time.Before(old.at) {
+			first[is] = mark{ev.Time, seq}
 			is.FirstSeen = ev.Time
 		}
 		switch ev.Event {
@@ -285,28 +291,65 @@ func analyze(in Input) *analysis {
 		case orchestrator.EvEscalated:
 			is.Escalations = append(is.Escalations, ev)
 			a.Escal = append(a.Escal, ev)
-			is.LastEvent = "escalated"
-		case orchestrator.EvResolved:
-			if ev.Resolution == issuequeue.StatusResolved {
-				is.Resolved = ev.Time
-				is.LastEvent = "resolved"
-			} else {
-				is.LastEvent = ev.Resolution
+			if later(terminal, is, ev.Time) {
+				terminal[is] = mark{ev.Time, seq}
+				is.LastEvent = "escalated"
 			}
+		case orchestrator.EvResolved:
+			if ev.Resolution == issuequeue.StatusResolved && !ev.Time.Before(is.Resolved) {
+				is.Resolved = ev.Time
+			}
+			if later(terminal, is, ev.Time) {
+				terminal[is] = mark{ev.Time, seq}
+				is.LastEvent = ev.Resolution
+				if ev.Resolution == issuequeue.StatusResolved {
+					is.LastEvent = "resolved"
+				}
+			}
+		case orchestrator.EvUserResponse:
+			a.Responses[is.ID] = append(a.Responses[is.ID], ev)
 		}
+	})
+
+	byTime := func(evs []orchestrator.Event) {
+		sort.SliceStable(evs, func(i, j int) bool { return evs[i].Time.Before(evs[j].Time) })
+	}
+	byTime(a.CapHits)
+	byTime(a.Escal)
+	for _, evs := range a.Responses {
+		byTime(evs)
 	}
 	for is, fs := range logged {
+		sort.SliceStable(fs, func(i, j int) bool { return fs[i].Time.Before(fs[j].Time) })
+		byTime(is.Escalations)
 		// The log holds the full signatures; the Attempt History table
 		// only their first 12 digits, and loses nothing the log has.
 		if len(fs) >= len(is.Failures) {
 			is.Failures = fs
 		}
 	}
+	for _, is := range byID {
+		byTime(is.Escalations)
+	}
 	for is, n := range triggers {
 		// A person's "retry" resets Retry-Count; the log still counts
 		// every auto-retry loop the issue was given.
 		is.Retries = max(is.Retries, n)
 	}
+	// Issues only the log knows, in the order of their first event.
+	sort.SliceStable(logOnly, func(i, j int) bool {
+		a, b := first[logOnly[i]], first[logOnly[j]]
+		return a.at.Before(b.at) || a.at.Equal(b.at) && a.seq < b.seq
+	})
+	a.Issues = queued
+	for _, is := range archived {
+		// Within a window, the archive gives the issues filed in it or
+		// named by its log.
+		if in.Since.IsZero() || !is.Created.Before(in.Since) || named[is] {
+			a.Issues = append(a.Issues, is)
+		}
+	}
+	a.Issues = append(a.Issues, logOnly...)
 	return a
 }
 
@@ -369,14 +412,7 @@ func (a *analysis) summary() summary {
 			s.Halted++
 		}
 	}
-	for _, rn := range a.Runs {
-		s.Loops += len(rn.Loops)
-		s.AutoLoops += rn.Auto
-		for _, l := range rn.Loops {
-			s.Transient += l.TransientRetries
-		}
-		s.Wall += rn.End.Sub(rn.Start)
-	}
+	s.Loops, s.AutoLoops, s.Transient, s.Wall = a.Totals.Loops, a.Totals.Auto, a.Totals.Transient, a.Wall
 	return s
 }
 

@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -25,9 +26,13 @@ import (
 // Input is what the report is made from. Every field may be empty: a fresh
 // state directory gives a page saying there is no history yet.
 type Input struct {
-	Dir      string                    // state directory, named on the page
-	History  []orchestrator.LoopRecord // history.csv
-	Events   []orchestrator.Event      // logs/retry.jsonl
+	Dir string // state directory, named on the page
+	// Runs is the history aggregated as Load reads it; when nil, History
+	// is aggregated instead.
+	Runs     *Runs
+	History  []orchestrator.LoopRecord // history.csv and its rotated months
+	Events   []orchestrator.Event      // logs/retry.jsonl; Load streams it instead
+	Since    time.Time                 // the start of the window the report covers; zero: everything
 	Queue    *issuequeue.Queue         // issue_queue.md; nil if there is none
 	Archive  *issuequeue.Queue         // issue_archive.md; nil if there is none
 	State    *issuequeue.State         // session_state.md; nil if there is none
@@ -41,23 +46,58 @@ type Input struct {
 	// Budgets are the daily budgets as spent in the last 24 hours; the
 	// ones that are on get a card each.
 	Budgets []orchestrator.Budget
+
+	// events, set by Load, reads the event log one event at a time, once,
+	// putting the lines it cannot read in logProblems.
+	events      func(fn func(orchestrator.Event))
+	logProblems *[]error
+}
+
+// AllProblems returns Problems and, once the page is written, the lines of
+// the event log that could not be read (Load reads the log as it writes the
+// page).
+func (in Input) AllProblems() []error {
+	if in.logProblems == nil {
+		return in.Problems
+	}
+	return append(slices.Clip(in.Problems), *in.logProblems...)
+}
+
+// eachEvent calls fn with every event, from the log as Load found it or
+// from Events.
+func (in *Input) eachEvent(fn func(orchestrator.Event)) {
+	if in.events != nil {
+		in.events(fn)
+		return
+	}
+	for _, ev := range in.Events {
+		fn(ev)
+	}
 }
 
 // Load reads the files of state directory dir. Rows and lines that cannot
 // be read, and problems in the markdown files, become Input.Problems; a
 // missing directory is an *issuequeue.NoStateDirError.
-func Load(dir string, now time.Time) (Input, error) {
+func Load(dir string, now time.Time) (Input, error) { return LoadSince(dir, now, time.Time{}) }
+
+// LoadSince reads what Load reads for the window from since on (zero:
+// everything): the loops that finished in it, read from history.csv and the
+// rotated months that reach into it, and the events logged in it. The
+// history is aggregated as it is read, so memory follows the latest runs
+// and the event log, not the age of the history.
+func LoadSince(dir string, now, since time.Time) (Input, error) {
 	p := issuequeue.Paths{Dir: dir}
 	q, st, err := p.Load()
 	if err != nil {
 		return Input{}, err
 	}
-	in := Input{Dir: dir, Queue: q, State: st, Now: now}
-	var errs []error
-	in.History, errs = orchestrator.ReadHistory(dir)
-	in.Problems = append(in.Problems, errs...)
-	in.Events, errs = orchestrator.ReadEvents(dir)
-	in.Problems = append(in.Problems, errs...)
+	in := Input{Dir: dir, Queue: q, State: st, Now: now, Since: since, Runs: &Runs{}}
+	in.Problems = append(in.Problems, orchestrator.EachHistory(dir, since, in.Runs.Add)...)
+	logProblems := new([]error)
+	in.logProblems = logProblems
+	in.events = func(fn func(orchestrator.Event)) {
+		*logProblems = orchestrator.EachEvent(dir, since, fn)
+	}
 	b, err := os.ReadFile(p.Archive())
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
@@ -132,6 +172,7 @@ func WriteFile(path string, in Input) error {
 type view struct {
 	Dir       string
 	Generated string
+	Period    string
 	Empty     bool
 	HasLoops  bool
 	Cards     []card
@@ -222,10 +263,11 @@ func build(in Input) view {
 	if v.Dir == "" {
 		v.Dir = "."
 	}
-	for _, p := range in.Problems {
+	for _, p := range in.AllProblems() {
 		v.Problems = append(v.Problems, p.Error())
 	}
-	v.Empty = len(in.History) == 0 && len(in.Events) == 0 && len(a.Issues) == 0
+	v.Period = period(a.Totals, in.Since)
+	v.Empty = a.Totals.Loops == 0 && a.EventCount == 0 && len(a.Issues) == 0
 	if v.Empty {
 		return v
 	}
@@ -241,7 +283,7 @@ func build(in Input) view {
 		breakerClass = classBad
 	}
 	v.Cards = []card{
-		{fmt.Sprint(len(a.Runs)), "runs", ""},
+		{fmt.Sprint(a.Totals.Count), "runs", ""},
 		{fmt.Sprint(s.Loops), fmt.Sprintf("loops (%d auto-retry)", s.AutoLoops), ""},
 		{pct(s.FirstAttempt, s.Total), fmt.Sprintf("first-attempt success (%d of %d issues)", s.FirstAttempt, s.Total), classOK},
 		{fmt.Sprintf("%d/%d", s.RetrySuccess, s.Retried), "retried issues that were fixed", ""},
@@ -277,7 +319,7 @@ func build(in Input) view {
 		{"Halted (same failure repeated)", fmt.Sprint(s.Halted)},
 		{"Skipped", fmt.Sprint(s.Skipped)},
 		{"Still open", fmt.Sprint(s.Open)},
-		{"Runs", fmt.Sprint(len(a.Runs))},
+		{"Runs", fmt.Sprint(a.Totals.Count)},
 		{"Loops", fmt.Sprintf("%d (%d regular, %d auto-retry)", s.Loops, s.Loops-s.AutoLoops, s.AutoLoops)},
 		{"Transient retries", fmt.Sprint(s.Transient)},
 		{"Wall time", duration(s.Wall)},
@@ -338,10 +380,10 @@ func build(in Input) view {
 	if a.HasLoops {
 		v.LoopChart = loopsPerRunChart(a.Runs)
 		v.OutChart = outcomeChart(a.Runs)
-		if n := len(a.Runs); n > maxRunBars {
+		if n := a.Totals.Count; n > maxRunBars {
 			v.RunNote = fmt.Sprintf("The latest %d of %d runs.", maxRunBars, n)
 		}
-		if n := len(a.Runs); n > maxOutcomeRun {
+		if n := a.Totals.Count; n > maxOutcomeRun {
 			v.OutNote = fmt.Sprintf("The latest %d of %d runs.", maxOutcomeRun, n)
 		}
 	}
@@ -430,12 +472,7 @@ func build(in Input) view {
 	for _, is := range a.Issues {
 		byID[is.ID] = is
 	}
-	responses := map[string][]orchestrator.Event{} // by issue, in time order
-	for _, ev := range a.Events {
-		if ev.Event == orchestrator.EvUserResponse {
-			responses[ev.IssueID] = append(responses[ev.IssueID], ev)
-		}
-	}
+	responses := a.Responses
 	for i := len(a.Escal) - 1; i >= 0; i-- {
 		ev := a.Escal[i]
 		is := byID[ev.IssueID]
@@ -463,6 +500,21 @@ func build(in Input) view {
 	v.Resolved, v.ResolvedNote = capRows(v.Resolved, maxTableRow, "resolved issues (newest first)")
 	v.Escal, v.EscalNote = capRows(v.Escal, maxTableRow, "escalations (newest first)")
 	return v
+}
+
+// period says what stretch of the history the page covers.
+func period(r *Runs, since time.Time) string {
+	covers := "Covers the loops"
+	if !since.IsZero() {
+		covers += " since " + stamp(since)
+	}
+	if r.Loops == 0 {
+		if since.IsZero() {
+			return ""
+		}
+		return covers + ": none."
+	}
+	return covers + ": from " + stamp(r.First) + " to " + stamp(r.Last) + "."
 }
 
 func median(sorted []time.Duration) time.Duration {

@@ -16,8 +16,10 @@
 package main
 
 import (
+	"math"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/debug"
 	"syscall"
 )
@@ -31,16 +33,27 @@ func main() {
 	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }
 
-// tuneGC turns the garbage collector off for the commands that read the
-// state, maybe write it, and exit (check, lint, status, …): nearly all they
-// allocate stays live until they exit, so collecting only costs time, and
-// costs more the bigger the queue. A memory limit brings the collector back
-// if a huge queue needs it. Long-running commands keep the default; GOGC or
-// GOMEMLIMIT in the environment win.
+// tuneGC lets the commands that read the state, maybe write it, and exit
+// (check, lint, status, report, …) skip garbage collection while they are
+// small: nearly all they allocate stays live until they exit, so
+// collecting only costs time. The first collection, which the runtime
+// starts when the heap reaches gcFreeHeap, means the command needs more;
+// from then on the collector paces by the live heap as usual, so memory
+// follows what the command holds, not what it has read. Long-running
+// commands keep the default; GOGC or GOMEMLIMIT in the environment win.
 func tuneGC(c *command) {
 	if c.longRunning || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	debug.SetMemoryLimit(1 << 30)
 	debug.SetGCPercent(-1)
+	debug.SetMemoryLimit(gcFreeHeap)
+	first := new([64]byte) // not a tiny allocation: its finalizer runs
+	runtime.SetFinalizer(first, func(*[64]byte) {
+		debug.SetGCPercent(100)
+		debug.SetMemoryLimit(math.MaxInt64)
+	})
 }
+
+// gcFreeHeap is how much a read-and-exit command may allocate before it
+// collects garbage for the first time.
+const gcFreeHeap = 32 << 20

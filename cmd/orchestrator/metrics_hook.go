@@ -26,16 +26,19 @@ func (e *env) metricsHook() func() error {
 	}
 }
 
-// writeMetrics writes the Prometheus textfile from the state directory's
-// history and logs. A relative path is relative to the state directory.
+// writeMetrics writes the Prometheus textfile: the running totals brought
+// up to date with what the last loop added to the history and the event log,
+// the queue, and the budgets' last 24 hours. A relative path is relative to
+// the state directory.
 func writeMetrics(dir string, cfg *config.Config, now time.Time) error {
 	path := cfg.Metrics.Textfile
 	if !filepath.IsAbs(path) {
 		path = filepath.Join(dir, path)
 	}
-	hist, _ := orchestrator.ReadHistory(dir)
-	evs, _ := orchestrator.ReadEvents(dir)
-	snap := metrics.Compute(hist, evs)
+	snap, err := metrics.Update(dir)
+	if err != nil {
+		return err
+	}
 	if q, _, err := (issuequeue.Paths{Dir: dir}).Load(); err == nil {
 		snap.SetQueue(q)
 	}

@@ -5,6 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
 
 	"github.com/autoretry/orchestrator"
 	"github.com/autoretry/orchestrator/issuequeue"
@@ -15,9 +18,10 @@ func init() {
 	register(&command{
 		name:    "report",
 		summary: "write analytics.html: loops, retries and escalations at a glance",
-		usage: `Usage: orchestrator report [--out FILE] [--dir DIR]
+		usage: `Usage: orchestrator report [--out FILE] [--since DURATION] [--dir DIR]
 
-Writes analytics.html, one self-contained page made from history.csv,
+Writes analytics.html, one self-contained page made from the history
+(history.csv and the months rotated out of it, history-YYYY-MM.csv),
 logs/retry.jsonl, issue_queue.md and issue_archive.md: loops per run, the
 outcome of every loop, retries and outcome per issue, repeat-signature
 streaks, time to resolution, first-attempt success, escalations and the
@@ -25,15 +29,23 @@ retry summary. Charts are inline SVG and the styles inline CSS; the page has
 no scripts and loads nothing, so it opens offline, from a mail or a CI
 artifact, on a phone or a wide screen.
 
+The page says what period it covers. The history is read a row at a time
+and aggregated, so a long history costs time in proportion, not memory.
+
 The file is replaced atomically (a browser never sees half a page), and its
 path is printed. The command only reads the state files and takes no lock.
 Records that cannot be read are listed at the top of the page and on stderr.
 
 Flags:
-    --out FILE   where to write the page (default DIR/analytics.html)
+    --out FILE        where to write the page (default DIR/analytics.html)
+    --since DURATION  cover only the last DURATION: the loops that finished
+                      and the events logged in it, the issues of the queue,
+                      and the archived ones filed in it or named by its
+                      events (Go syntax such as "36h", or whole days: "30d")
 
 Examples:
     orchestrator report
+    orchestrator report --since 7d
     orchestrator report --out /var/www/html/loops.html
     xdg-open "$(orchestrator --dir /srv/app/.orchestrator report)"
 `,
@@ -45,6 +57,7 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	c := commands["report"]
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
 	out := fs.String("out", "", "")
+	sinceFlag := fs.String("since", "", "")
 	args, err := e.parseFlags(c, fs, args)
 	if err != nil {
 		return err
@@ -56,7 +69,15 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	in, err := analytics.Load(e.dir, now)
+	var since time.Time
+	if *sinceFlag != "" {
+		d, err := parseSince(*sinceFlag)
+		if err != nil {
+			return usageErr(c, "--since %v", err)
+		}
+		since = now.Add(-d)
+	}
+	in, err := analytics.LoadSince(e.dir, now, since)
 	if err != nil {
 		return err
 	}
@@ -77,9 +98,25 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if err := analytics.WriteFile(path, in); err != nil {
 		return withCode(exitUsage, err, "check that the directory of --out exists and is writable")
 	}
-	for _, p := range in.Problems {
+	for _, p := range in.AllProblems() {
 		fmt.Fprintf(e.stderr, "orchestrator: warning: %v\n", p)
 	}
 	fmt.Fprintln(e.stdout, path)
 	return nil
+}
+
+// parseSince reads a --since window: a Go duration ("36h", "90m") or whole
+// days ("30d").
+func parseSince(s string) (time.Duration, error) {
+	d, err := time.ParseDuration(s)
+	if days, ok := strings.CutSuffix(s, "d"); ok && err != nil {
+		n, nerr := strconv.Atoi(days)
+		if nerr == nil && n > 0 && n <= 100*366 {
+			return time.Duration(n) * 24 * time.Hour, nil
+		}
+	}
+	if err != nil || d <= 0 {
+		return 0, fmt.Errorf("%q is not a positive duration (use \"36h\" or \"30d\")", s)
+	}
+	return d, nil
 }

@@ -1,0 +1,353 @@
+package orchestrator
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/autoretry/orchestrator/issuequeue"
+)
+
+// ledgerChunk is how much of a log the backward scan reads at a time.
+const ledgerChunk = 64 << 10
+
+// maxLine bounds a line the backward scan assembles: longer is not an
+// event, and the scan stops there rather than hold it.
+const maxLine = 16 << 20
+
+// oldRunStop is how many lines in a row older than the window the backward
+// scan must meet before it stops. The tool appends in time order, but a
+// clock stepped back or a line a person pasted in puts an old time among
+// recent ones; one such line must not hide the window's earlier events.
+const oldRunStop = 64
+
+// scanBack calls fn for each line of f that ends at or before end, newest
+// first, with the offset the line starts at; a last line without its
+// newline (being written, or torn by a crash) is passed too. fn returns
+// false to stop.
+func scanBack(f *os.File, end int64, fn func(line []byte, start int64) bool) error {
+	buf := make([]byte, ledgerChunk)
+	var carry []byte // the end of a line whose start is in an earlier chunk
+	for end > 0 {
+		n := min(int64(ledgerChunk), end)
+		start := end - n
+		if _, err := f.ReadAt(buf[:n], start); err != nil && !errors.Is(err, io.EOF) {
+			return err
+		}
+		chunk := append(append([]byte(nil), buf[:n]...), carry...)
+		for {
+			// The last newline that ends a line: the chunk's own final
+			// byte may be the newline of the line being cut out.
+			i := bytes.LastIndexByte(chunk[:max(0, len(chunk)-1)], '\n')
+			if i < 0 {
+				break
+			}
+			if !fn(chunk[i+1:], start+int64(i)+1) {
+				return nil
+			}
+			chunk = chunk[:i+1]
+		}
+		carry = chunk
+		end = start
+		if len(carry) > maxLine {
+			return nil
+		}
+	}
+	if len(carry) > 0 {
+		fn(carry, 0)
+	}
+	return nil
+}
+
+// windowStart returns the offset from which a log holds every line at or
+// after since, as when reads a line's time: reading backwards from size, it
+// stops after oldRunStop lines in a row older than since. Lines without a
+// readable time neither extend nor end the window.
+func windowStart(f *os.File, size int64, since time.Time, when func([]byte) (time.Time, bool)) (int64, error) {
+	from, old := size, 0
+	err := scanBack(f, size, func(line []byte, start int64) bool {
+		t, ok := when(line)
+		switch {
+		case !ok:
+		case t.Before(since):
+			old++
+		default:
+			old, from = 0, start
+		}
+		return old < oldRunStop
+	})
+	return from, err
+}
+
+// readLedgerSince returns the events of a JSON-lines log at or after since,
+// in file order, those named in only when it is not nil. It finds where the
+// window starts by reading backwards from the end, so its cost follows the
+// window, not the size of the log; it returns exactly what reading the
+// whole log and keeping the events at or after since returns, unless more
+// than oldRunStop older lines in a row sit between two of the window's.
+// Lines it cannot read are skipped.
+//
+// With a memo, what an earlier call read is kept there, and a later call
+// decodes only what was appended since: a run reads the window before and
+// after every loop.
+func readLedgerSince(path string, since time.Time, only map[string]bool, m *ledgerMemo) ([]Event, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	size := fi.Size()
+	if m == nil {
+		m = &ledgerMemo{}
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	var from int64
+	var evs []Event
+	if m.path == path && m.off > 0 && !since.Before(m.since) && atLine(f, size, m.off, m.last) {
+		from = m.off
+		for _, ev := range m.evs {
+			if !ev.Time.Before(since) {
+				evs = append(evs, ev)
+			}
+		}
+	} else if from, err = windowStart(f, size, since, jsonTime); err != nil {
+		return nil, err
+	}
+	whole, err := wholeLines(f, size)
+	if err != nil {
+		return nil, err
+	}
+	var last []byte
+	var torn []Event // of a last line without its newline: read, not kept
+	add := func(into *[]Event) func([]byte) error {
+		return func(line []byte) error {
+			last = append(last[:0], line...)
+			if only != nil {
+				if name, ok := eventName(line); ok && !only[string(name)] {
+					return nil
+				}
+			}
+			var ev Event
+			if json.Unmarshal(line, &ev) == nil && !ev.Time.IsZero() && !ev.Time.Before(since) && (only == nil || only[ev.Event]) {
+				*into = append(*into, ev)
+			}
+			return nil
+		}
+	}
+	if whole > from {
+		if err := eachLine(io.NewSectionReader(f, from, whole-from), add(&evs)); err != nil {
+			return nil, err
+		}
+		m.last = string(last)
+	}
+	if size > max(whole, from) {
+		if err := eachLine(io.NewSectionReader(f, max(whole, from), size-max(whole, from)), add(&torn)); err != nil {
+			return nil, err
+		}
+	}
+	if whole > from || from == m.off && m.path == path {
+		m.path, m.since, m.off, m.evs = path, since, max(whole, from), evs
+	}
+	return append(slices.Clip(evs), torn...), nil
+}
+
+// ledgerMemo is what readLedgerSince read last: the events of one log at or
+// after since up to offset off, after line last.
+type ledgerMemo struct {
+	mu    sync.Mutex
+	path  string
+	since time.Time
+	off   int64
+	last  string
+	evs   []Event
+}
+
+// eventNamePrefix follows the time in every line the tool writes.
+var eventNamePrefix = []byte(`"event":"`)
+
+// eventName returns the event name of a ledger line without decoding it;
+// ok is false when it is not found where the tool writes it.
+func eventName(line []byte) ([]byte, bool) {
+	i := bytes.Index(line, eventNamePrefix)
+	if i < 0 || !bytes.HasPrefix(line, timestampPrefix) {
+		return nil, false
+	}
+	rest := line[i+len(eventNamePrefix):]
+	j := bytes.IndexByte(rest, '"')
+	if j < 0 || bytes.IndexByte(rest[:j], '\\') >= 0 {
+		return nil, false
+	}
+	return rest[:j], true
+}
+
+// eachLine calls fn with every non-blank line of r, without its newline.
+// It reads in bounded memory: a line longer than maxLine is an error.
+func eachLine(r io.Reader, fn func(line []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	for sc.Scan() {
+		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+			if err := fn(line); err != nil {
+				return err
+			}
+		}
+	}
+	return sc.Err()
+}
+
+// timestampPrefix is how every line the tool writes begins.
+var timestampPrefix = []byte(`{"timestamp":"`)
+
+// jsonTime returns the time of a ledger line. Lines the tool wrote start
+// with it and are read without decoding the rest; others are decoded.
+func jsonTime(line []byte) (time.Time, bool) {
+	if rest, ok := bytes.CutPrefix(line, timestampPrefix); ok {
+		if i := bytes.IndexByte(rest, '"'); i > 0 {
+			if t, err := time.Parse(time.RFC3339Nano, string(rest[:i])); err == nil {
+				return t, true
+			}
+		}
+	}
+	var v struct {
+		Timestamp time.Time `json:"timestamp"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(line), &v) != nil || v.Timestamp.IsZero() {
+		return time.Time{}, false
+	}
+	return v.Timestamp, true
+}
+
+// LedgerCursor marks how far a reader has read the ledger: the offset after
+// the last line it read, and that line, by which it recognises the ledger
+// after pruning or any other rewrite. The zero cursor is the start.
+type LedgerCursor struct {
+	Offset int64  `json:"offset"`
+	Last   string `json:"last,omitempty"`
+}
+
+// ReadLedgerAfter calls fn with every event appended to the ledger of dir
+// after c, in file order, and returns the cursor after them. Only whole
+// lines are read: one being written is left for the next read. When the
+// ledger no longer holds c's line at c's offset (it was pruned, or
+// rewritten), the line is looked for from the end; when it is gone, the
+// events newer than it are read. Lines that cannot be read are skipped.
+func ReadLedgerAfter(dir string, c LedgerCursor, fn func(Event)) (LedgerCursor, error) {
+	f, err := os.Open(issuequeue.Paths{Dir: dir}.Ledger())
+	if errors.Is(err, fs.ErrNotExist) {
+		return LedgerCursor{}, nil
+	}
+	if err != nil {
+		return c, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return c, err
+	}
+	end, err := wholeLines(f, fi.Size())
+	if err != nil {
+		return c, err
+	}
+	from, after := c.Offset, time.Time{}
+	if !atLine(f, end, c.Offset, c.Last) {
+		from, after, err = findLine(f, end, []byte(c.Last))
+		if err != nil {
+			return c, err
+		}
+	}
+	next := LedgerCursor{Offset: from, Last: c.Last}
+	if from >= end {
+		if from > end {
+			next.Offset = end
+		}
+		return next, nil
+	}
+	var last []byte
+	err = eachLine(io.NewSectionReader(f, from, end-from), func(line []byte) error {
+		last = append(last[:0], line...)
+		var ev Event
+		if json.Unmarshal(line, &ev) == nil && !ev.Time.IsZero() && ev.Time.After(after) {
+			fn(ev)
+		}
+		return nil
+	})
+	if last != nil {
+		next.Last = string(last)
+	}
+	next.Offset = end
+	return next, err
+}
+
+// wholeLines returns the offset after the last newline before size.
+func wholeLines(f *os.File, size int64) (int64, error) {
+	end := int64(0)
+	err := scanBack(f, size, func(line []byte, start int64) bool {
+		if n := len(line); n > 0 && line[n-1] == '\n' {
+			end = start + int64(n)
+			return false
+		}
+		return true
+	})
+	return end, err
+}
+
+// atLine reports whether f, up to end, holds line last (without its
+// newline) just before offset off; at offset 0, no line is before.
+func atLine(f *os.File, end, off int64, last string) bool {
+	if off == 0 {
+		return last == ""
+	}
+	if off > end || last == "" || int64(len(last)+1) > off {
+		return false
+	}
+	b := make([]byte, len(last)+1)
+	if _, err := f.ReadAt(b, off-int64(len(b))); err != nil {
+		return false
+	}
+	return b[len(b)-1] == '\n' && bytes.Equal(bytes.TrimSpace(b), []byte(last))
+}
+
+// findLine returns the offset after the last copy of line in the ledger,
+// looking backwards from end no further than oldRunStop lines older than
+// line's time. When it is not there, it returns where the lines from its
+// time on start, and its time: only what is newer is new.
+func findLine(f *os.File, end int64, want []byte) (int64, time.Time, error) {
+	if len(want) == 0 {
+		return 0, time.Time{}, nil
+	}
+	at, ok := jsonTime(want)
+	if !ok {
+		return 0, time.Time{}, nil
+	}
+	found, old := int64(-1), 0
+	err := scanBack(f, end, func(line []byte, start int64) bool {
+		if bytes.Equal(bytes.TrimSpace(line), want) {
+			found = start + int64(len(line))
+			return false
+		}
+		if t, ok := jsonTime(line); ok && t.Before(at) {
+			old++
+		}
+		return old < oldRunStop
+	})
+	if err != nil || found >= 0 {
+		return found, time.Time{}, err
+	}
+	from, err := windowStart(f, end, at, jsonTime)
+	return from, at, err
+}
