@@ -25,6 +25,10 @@ type Options struct {
 	// Rules is V1 (also when empty) or Off.
 	Rules string
 
+	// Root is the workspace root: the directory the failing command ran
+	// in. Empty means none is known.
+	Root string
+
 	// Extra holds Go regular expressions whose matches are replaced by
 	// "<redacted>", line by line, before the built-in rules run. None may
 	// match empty text. They are part of normalization: with Off they are
