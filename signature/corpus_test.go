@@ -1,0 +1,345 @@
+package signature
+
+import (
+	"compress/gzip"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/txtar"
+)
+
+// The corpus in testdata/corpus holds real failing test runs of real public
+// projects, one gzip'd txtar archive per project, captured by
+// scripts/corpus/capture.sh: for every injected bug KIND@LOC, run a, its
+// rerun b in the same checkout, c in a second checkout at another path, and s
+// after an unrelated edit above the bug. See testdata/corpus/README.md.
+
+// maxSplitRate is the largest share of same-failure pairs (among runs a, b
+// and c of one bug) allowed to get different signatures.
+const maxSplitRate = 0.05
+
+// corpusBug is one injected bug of a corpus project.
+type corpusBug struct {
+	name, kind string
+	out        map[string][]byte // by run name
+	root       map[string]string
+}
+
+// corpusProject is one archive.
+type corpusProject struct {
+	name string // archive name without .txtar.gz, LANG-PROJECT
+	lang string
+	bugs []*corpusBug
+}
+
+// corpusRuns are the runs of one bug; the first three are required.
+var corpusRuns = []string{"a", "b", "c", "s"}
+
+// readCorpus reads every archive of one set.
+func readCorpus(t *testing.T, set string) []*corpusProject {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join("testdata", "corpus", set, "*.txtar.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sort.Strings(paths)
+	var ps []*corpusProject
+	for _, path := range paths {
+		p, err := readCorpusArchive(path)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		ps = append(ps, p)
+	}
+	return ps
+}
+
+// readCorpusArchive reads and checks one archive.
+func readCorpusArchive(path string) (*corpusProject, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, err
+	}
+	data, err := io.ReadAll(zr)
+	if err != nil {
+		return nil, err
+	}
+	name := strings.TrimSuffix(filepath.Base(path), ".txtar.gz")
+	lang, _, ok := strings.Cut(name, "-")
+	if !ok {
+		return nil, fmt.Errorf("archive name %q is not LANG-PROJECT", name)
+	}
+	p := &corpusProject{name: name, lang: lang}
+	byName := map[string]*corpusBug{}
+	for _, file := range txtar.Parse(data).Files {
+		dir, base, ok := strings.Cut(file.Name, "/")
+		if !ok {
+			return nil, fmt.Errorf("file %q is not BUG/NAME", file.Name)
+		}
+		b := byName[dir]
+		if b == nil {
+			kind, _, ok := strings.Cut(dir, "@")
+			if !ok || kind == "" {
+				return nil, fmt.Errorf("bug %q is not KIND@LOC", dir)
+			}
+			b = &corpusBug{name: dir, kind: kind, out: map[string][]byte{}, root: map[string]string{}}
+			byName[dir] = b
+			p.bugs = append(p.bugs, b)
+		}
+		switch run, ext, _ := strings.Cut(base, "."); {
+		case base == "cmd":
+		case ext == "out":
+			b.out[run] = file.Data
+		case ext == "root":
+			root := strings.TrimSuffix(string(file.Data), "\n")
+			if !filepath.IsAbs(root) || strings.Contains(root, "\n") {
+				return nil, fmt.Errorf("%s: want one absolute path, have %q", file.Name, file.Data)
+			}
+			b.root[run] = root
+		default:
+			return nil, fmt.Errorf("unexpected file %q", file.Name)
+		}
+	}
+	if len(p.bugs) < 2 {
+		return nil, fmt.Errorf("%d bugs; a project needs at least two to pair different bugs", len(p.bugs))
+	}
+	for _, b := range p.bugs {
+		for _, run := range corpusRuns {
+			_, hasOut := b.out[run]
+			_, hasRoot := b.root[run]
+			if hasOut != hasRoot || (!hasOut && run != "s") {
+				return nil, fmt.Errorf("bug %s: run %s needs both %s.out and %s.root", b.name, run, run, run)
+			}
+			if hasOut && len(b.out[run]) == 0 {
+				return nil, fmt.Errorf("bug %s: %s.out is empty", b.name, run)
+			}
+		}
+	}
+	return p, nil
+}
+
+// corpusSigner computes the signatures of corpus runs under one rule set,
+// compiling the rules once per workspace root.
+type corpusSigner struct {
+	t     *testing.T
+	rules string
+	byDir map[string]*Rules
+	sums  map[[2]string]string
+}
+
+func newCorpusSigner(t *testing.T, rules string) *corpusSigner {
+	return &corpusSigner{t: t, rules: rules, byDir: map[string]*Rules{}, sums: map[[2]string]string{}}
+}
+
+// sum returns the signature of one run of b in project p.
+func (s *corpusSigner) sum(p *corpusProject, b *corpusBug, run string) string {
+	key := [2]string{p.name + "/" + b.name, run}
+	if sum, ok := s.sums[key]; ok {
+		return sum
+	}
+	root := b.root[run]
+	r := s.byDir[root]
+	if r == nil {
+		var err error
+		r, err = Compile(Options{Rules: s.rules, Root: root, Getenv: func(string) string { return "" }})
+		if err != nil {
+			s.t.Fatal(err)
+		}
+		s.byDir[root] = r
+	}
+	sum := r.SumBytes(b.out[run])
+	s.sums[key] = sum
+	return sum
+}
+
+// tally counts pairs and how many of them have equal signatures.
+type tally struct{ pairs, equal int }
+
+func (c *tally) add(equal bool) {
+	c.pairs++
+	if equal {
+		c.equal++
+	}
+}
+
+func (c tally) rate(equal bool) float64 {
+	if c.pairs == 0 {
+		return 0
+	}
+	n := c.pairs - c.equal
+	if equal {
+		n = c.equal
+	}
+	return float64(n) / float64(c.pairs)
+}
+
+// corpusFigures are the pair counts of one set under one rule set, by class
+// and by language ("" for all).
+type corpusFigures struct {
+	same     map[string]*tally // a~b, a~c, b~c: by class ("rerun", "checkout") and language
+	shifted  map[string]*tally // a~s
+	differ   map[string]*tally // a of one KIND ~ a of another
+	sameErr  map[string]*tally // a of KIND@L1 ~ a of KIND@L2
+	splits   []string          // same-failure and shifted pairs that split
+	merges   []string          // different-bug pairs that merged
+	errMerge []string          // same-error pairs that merged
+}
+
+func (f *corpusFigures) count(m map[string]*tally, key string, equal bool) {
+	if m[key] == nil {
+		m[key] = &tally{}
+	}
+	m[key].add(equal)
+}
+
+// measure computes the figures of one set under one rule set.
+func measure(ps []*corpusProject, s *corpusSigner) *corpusFigures {
+	f := &corpusFigures{same: map[string]*tally{}, shifted: map[string]*tally{}, differ: map[string]*tally{}, sameErr: map[string]*tally{}}
+	for _, p := range ps {
+		for i, b := range p.bugs {
+			for _, pr := range [][2]string{{"a", "b"}, {"a", "c"}, {"b", "c"}} {
+				eq := s.sum(p, b, pr[0]) == s.sum(p, b, pr[1])
+				class := "checkout"
+				if pr[1] == "b" {
+					class = "rerun"
+				}
+				for _, k := range []string{"", p.lang, class, p.lang + " " + class} {
+					f.count(f.same, k, eq)
+				}
+				if !eq {
+					f.splits = append(f.splits, fmt.Sprintf("%s %s %s~%s", p.name, b.name, pr[0], pr[1]))
+				}
+			}
+			if _, ok := b.out["s"]; ok {
+				eq := s.sum(p, b, "a") == s.sum(p, b, "s")
+				f.count(f.shifted, "", eq)
+				f.count(f.shifted, p.lang, eq)
+				if !eq {
+					f.splits = append(f.splits, fmt.Sprintf("%s %s a~s", p.name, b.name))
+				}
+			}
+			for _, o := range p.bugs[i+1:] {
+				eq := s.sum(p, b, "a") == s.sum(p, o, "a")
+				pair := fmt.Sprintf("%s %s~%s", p.name, b.name, o.name)
+				if o.kind != b.kind {
+					f.count(f.differ, "", eq)
+					f.count(f.differ, p.lang, eq)
+					if eq {
+						f.merges = append(f.merges, pair)
+					}
+					continue
+				}
+				f.count(f.sameErr, "", eq)
+				f.count(f.sameErr, p.lang, eq)
+				if eq {
+					f.errMerge = append(f.errMerge, pair)
+				}
+			}
+		}
+	}
+	return f
+}
+
+// log writes every figure of f.
+func (f *corpusFigures) log(t *testing.T, label string) {
+	t.Helper()
+	show := func(what string, m map[string]*tally, equal bool, verb string) {
+		keys := make([]string, 0, len(m))
+		for k := range m {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			c := m[k]
+			name := k
+			if name == "" {
+				name = "all"
+			}
+			n := c.pairs - c.equal
+			if equal {
+				n = c.equal
+			}
+			t.Logf("%s: %s pairs, %s: %d/%d %s (%.1f%%)", label, what, name, n, c.pairs, verb, 100*c.rate(equal))
+		}
+	}
+	show("same-failure", f.same, false, "split")
+	show("shifted", f.shifted, false, "split")
+	show("different-bug", f.differ, true, "merged")
+	show("same-error-at-another-line", f.sameErr, true, "merged")
+}
+
+// TestCorpus holds the signature rules to the bar on the corpus: on each set,
+// at most 5% of same-failure pairs split, no different-bug pair merges, and
+// the same error at another line merges no more often than under v1.
+func TestCorpus(t *testing.T) {
+	for _, set := range []string{"train", "holdout"} {
+		t.Run(set, func(t *testing.T) {
+			ps := readCorpus(t, set)
+			if len(ps) == 0 {
+				t.Fatalf("no archives in testdata/corpus/%s", set)
+			}
+			bugs := 0
+			for _, p := range ps {
+				bugs += len(p.bugs)
+			}
+			t.Logf("%s: %d projects, %d bugs", set, len(ps), bugs)
+
+			raw := measure(ps, newCorpusSigner(t, Off))
+			raw.log(t, set+" off")
+			v1 := measure(ps, newCorpusSigner(t, V1))
+			v1.log(t, set+" v1")
+			def := measure(ps, newCorpusSigner(t, ""))
+			def.log(t, set+" default")
+			for _, s := range def.splits {
+				t.Logf("%s default: split: %s", set, s)
+			}
+			for _, s := range def.errMerge {
+				t.Logf("%s default: same error at another line merged: %s", set, s)
+			}
+
+			if r := def.same[""].rate(false); r > maxSplitRate {
+				t.Errorf("%s: %.1f%% of same-failure pairs split (%d/%d), want at most %.0f%%",
+					set, 100*r, def.same[""].pairs-def.same[""].equal, def.same[""].pairs, 100*maxSplitRate)
+			}
+			for _, m := range def.merges {
+				t.Errorf("%s: different bugs merged: %s", set, m)
+			}
+			if c := def.sameErr[""]; c != nil {
+				if old := v1.sameErr[""]; c.rate(true) > old.rate(true) {
+					t.Errorf("%s: the same error at another line merges in %.1f%% of pairs (%d/%d), more than v1's %.1f%%",
+						set, 100*c.rate(true), c.equal, c.pairs, 100*old.rate(true))
+				}
+			}
+		})
+	}
+}
+
+// TestCorpusCheckouts guards the corpus itself: b and s ran in the checkout
+// of a, and c in another one, or the pairs would not measure what they claim.
+func TestCorpusCheckouts(t *testing.T) {
+	for _, set := range []string{"train", "holdout"} {
+		for _, p := range readCorpus(t, set) {
+			for _, b := range p.bugs {
+				if b.root["a"] == b.root["c"] {
+					t.Errorf("%s/%s %s: runs a and c share the root %s", set, p.name, b.name, b.root["a"])
+				}
+				for _, run := range []string{"b", "s"} {
+					if r, ok := b.root[run]; ok && r != b.root["a"] {
+						t.Errorf("%s/%s %s: run %s has the root %s, run a %s", set, p.name, b.name, run, r, b.root["a"])
+					}
+				}
+			}
+		}
+	}
+}
