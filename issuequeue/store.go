@@ -159,6 +159,11 @@ type Change struct {
 // *ValidationError before fn is called, and a file that a person changed in
 // a way that conflicts with the edits fails with a *ConflictError; in both
 // cases nothing is written.
+//
+// A file caught in the middle of someone's save (missing, empty, half
+// written, without the issue fn looks for, or in conflict with the change)
+// is read again once the save is over, for up to SettleTime, before any of
+// these errors is reported.
 func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change, error)) error {
 	if fi, err := os.Stat(s.Dir); err != nil || !fi.IsDir() {
 		return &NoStateDirError{Dir: s.Dir}
@@ -173,48 +178,82 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 	}
 	defer lk.Unlock()
 
-	qOrig, err := statefile.ReadFile(s.Queue())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	sOrig, err := statefile.ReadFile(s.State())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	qBase, sBase := qOrig, sOrig
-	if qBase == nil {
-		qBase = []byte(QueueTemplate)
-	}
-	if sBase == nil {
-		sBase = []byte(StateTemplate)
-	}
-	q, st := ParseQueue(s.Queue(), qBase), ParseState(s.State(), sBase)
-	if err := q.Err(); err != nil {
-		return err
-	}
-	if err := st.Err(); err != nil {
-		return err
-	}
-	ch, err := fn(q, st)
-	if err != nil {
-		return err
-	}
-	if len(ch.Queue) > 0 {
+	set := newSettler()
+	var (
+		qOrig, sOrig []byte
+		q            *Queue
+		st           *State
+		ch           Change
+	)
+	for {
+		if qOrig, err = readSettled(s.Queue()); err != nil {
+			return err
+		}
+		if sOrig, err = readSettled(s.State()); err != nil {
+			return err
+		}
+		// A file someone saved a moment ago may have been read in the
+		// middle of the save, even if it parses.
+		if set.saving(s.Queue()) && set.wait(ctx, s.Queue(), qOrig) || set.saving(s.State()) && set.wait(ctx, s.State(), sOrig) {
+			continue
+		}
+		qBase, sBase := qOrig, sOrig
+		if qBase == nil {
+			qBase = []byte(QueueTemplate)
+		}
+		if sBase == nil {
+			sBase = []byte(StateTemplate)
+		}
+		q, st = ParseQueue(s.Queue(), qBase), ParseState(s.State(), sBase)
+		if err = q.Err(); err != nil {
+			if set.wait(ctx, s.Queue(), qOrig) {
+				continue
+			}
+			return err
+		}
+		if err = st.Err(); err != nil {
+			if set.wait(ctx, s.State(), sOrig) {
+				continue
+			}
+			return err
+		}
+		ch, err = fn(q, st)
+		var nf *NotFoundError
+		if errors.As(err, &nf) && set.wait(ctx, s.Queue(), qOrig) {
+			continue // the issue may be in the middle of a save
+		}
+		if err != nil {
+			return err
+		}
+		if len(ch.Queue) == 0 {
+			break
+		}
 		next, err := q.Apply(ch.Queue...)
 		if err != nil {
 			return err
 		}
-		err = statefile.Replace(s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) { return q.Rebase(cur, ch.Queue...) })
+		var seen []byte
+		err = statefile.Replace(s.Queue(), qOrig, next, set.rebaser(s.Queue(), &seen, func(cur []byte) ([]byte, error) {
+			return q.Rebase(cur, ch.Queue...)
+		}))
+		if err == errSaving || err != nil && midSave(err) && set.wait(ctx, s.Queue(), seen) {
+			// What the change was computed from, or what it was to be
+			// re-applied to, was the middle of a save: nothing is
+			// written yet, so the command starts again from the file
+			// as it is now.
+			continue
+		}
 		if err != nil {
 			return err
 		}
+		break
 	}
 	if len(ch.State) > 0 {
 		next, err := st.Apply(ch.State...)
 		if err != nil {
 			return err
 		}
-		err = statefile.Replace(s.State(), sOrig, next, func(cur []byte) ([]byte, error) { return st.Rebase(cur, ch.State...) })
+		err = set.replace(ctx, s.State(), sOrig, next, func(cur []byte) ([]byte, error) { return st.Rebase(cur, ch.State...) })
 		if err != nil {
 			return err
 		}
