@@ -86,6 +86,13 @@ func (p Paths) Load() (*Queue, *State, error) {
 	if fi, err := os.Stat(p.Dir); err != nil || !fi.IsDir() {
 		return nil, nil, &NoStateDirError{Dir: p.Dir}
 	}
+	if _, err := os.Lstat(p.Intent()); err == nil {
+		// A command was killed between two writes: complete its change
+		// first, so that what is read is never half of it.
+		if err := (&Store{Paths: p, Command: "recover"}).Recover(context.Background()); err != nil {
+			return nil, nil, err
+		}
+	}
 	qb, err := readOptional(p.Queue())
 	if err != nil {
 		return nil, nil, err
@@ -147,6 +154,11 @@ type Store struct {
 type Change struct {
 	Queue []Edit
 	State []Edit
+	// Move lists issues to move from the queue to the archive, byte for
+	// byte: the archive is written first, so that an issue is never in
+	// neither file, and an issue the archive holds already is replaced by
+	// the queue's copy.
+	Move []string
 	// After, if not nil, runs once both files are written, still under the
 	// write lock: for output and log entries that must follow the write and
 	// not interleave with another command's.
@@ -179,11 +191,16 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 	defer lk.Unlock()
 
 	set := newSettler()
+	if err := s.recoverIntent(ctx, set); err != nil {
+		return err
+	}
 	var (
 		qOrig, sOrig []byte
 		q            *Queue
 		st           *State
 		ch           Change
+		sNext        []byte
+		intended     bool
 	)
 	for {
 		if qOrig, err = readSettled(s.Queue()); err != nil {
@@ -225,12 +242,43 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 		if err != nil {
 			return err
 		}
+		var moves []intentMove
+		for _, id := range ch.Move {
+			moves = append(moves, intentMove{ID: id, Block: string(q.IssueSource(id))})
+			ch.Queue = append(ch.Queue, RemoveIssue(id))
+		}
+		if len(ch.State) > 0 {
+			if sNext, err = st.Apply(ch.State...); err != nil {
+				return err
+			}
+		}
 		if len(ch.Queue) == 0 {
 			break
 		}
 		next, err := q.Apply(ch.Queue...)
 		if err != nil {
 			return err
+		}
+		if intended = len(moves) > 0 || len(ch.State) > 0; intended {
+			err := s.writeIntent(intent{Moves: moves, Files: []intentFile{
+				{Name: QueueFile, Edits: encodeEdits(ch.Queue), Old: excerpt(q.d, ch.Queue), After: sum(next)},
+				{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src), After: sum(sNext)},
+			}})
+			if err != nil {
+				return err
+			}
+		}
+		if len(moves) > 0 {
+			if err := s.archiveBlocks(ctx, set, moves, nil); err != nil {
+				return errors.Join(err, s.removeIntent())
+			}
+			// The archive holds the issues now: from here on a failed
+			// write is completed by the next command.
+			err := set.replace(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) { return q.Rebase(cur, ch.Queue...) })
+			if err != nil {
+				return err
+			}
+			break
 		}
 		var seen []byte
 		err = statefile.Replace(s.Queue(), qOrig, next, set.rebaser(s.Queue(), &seen, func(cur []byte) ([]byte, error) {
@@ -241,20 +289,30 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 			// re-applied to, was the middle of a save: nothing is
 			// written yet, so the command starts again from the file
 			// as it is now.
+			if intended {
+				if err := s.removeIntent(); err != nil {
+					return err
+				}
+				intended = false
+			}
 			continue
 		}
 		if err != nil {
+			if intended {
+				err = errors.Join(err, s.removeIntent()) // nothing was written
+			}
 			return err
 		}
 		break
 	}
 	if len(ch.State) > 0 {
-		next, err := st.Apply(ch.State...)
+		err := set.replace(ctx, s.State(), sOrig, sNext, func(cur []byte) ([]byte, error) { return st.Rebase(cur, ch.State...) })
 		if err != nil {
-			return err
+			return err // the queue is written: the next command completes the change
 		}
-		err = set.replace(ctx, s.State(), sOrig, next, func(cur []byte) ([]byte, error) { return st.Rebase(cur, ch.State...) })
-		if err != nil {
+	}
+	if intended {
+		if err := s.removeIntent(); err != nil {
 			return err
 		}
 	}
@@ -262,6 +320,22 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 		return ch.After()
 	}
 	return nil
+}
+
+// Recover takes the write lock and completes a change that a command
+// killed between two writes left half done (see IntentFile). Every Update
+// does so first.
+func (s *Store) Recover(ctx context.Context) error {
+	wait := s.LockWait
+	if wait == 0 {
+		wait = DefaultLockWait
+	}
+	lk, err := statefile.LockWrite(ctx, s.Dir, wait, statefile.Owner{Command: s.Command})
+	if err != nil {
+		return err
+	}
+	defer lk.Unlock()
+	return s.recoverIntent(ctx, newSettler())
 }
 
 // Unfence returns the content of text if it is exactly one fenced code
@@ -280,42 +354,3 @@ func (q *Queue) IssueSource(id string) []byte {
 
 // ArchiveTemplate is what a new issue_archive.md starts with.
 const ArchiveTemplate = "# Issue Archive\n\nResolved and skipped issues moved out of issue_queue.md by `orchestrator archive`.\n"
-
-// AppendToArchive appends issue blocks (as IssueSource returns them) to the
-// archive, safely; an issue the archive already holds is not added twice,
-// so an archive interrupted between its two writes can simply be run again.
-// The caller holds the write lock.
-func (p Paths) AppendToArchive(ids []string, blocks []string) error {
-	orig, err := statefile.ReadFile(p.Archive())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	edits := func(a *Queue) []Edit {
-		var out []Edit
-		for i, id := range ids {
-			if a.Issue(id) == nil {
-				out = append(out, AppendIssue(id, blocks[i]))
-			}
-		}
-		return out
-	}
-	base := orig
-	if base == nil {
-		base = []byte(ArchiveTemplate)
-	}
-	a := ParseQueue(p.Archive(), base)
-	if err := a.Err(); err != nil {
-		return err // a hand-damaged archive is reported, never appended to
-	}
-	next, err := a.Apply(edits(a)...)
-	if err != nil {
-		return err
-	}
-	return statefile.Replace(p.Archive(), orig, next, func(cur []byte) ([]byte, error) {
-		c := ParseQueue(p.Archive(), cur)
-		if err := c.Err(); err != nil {
-			return nil, err
-		}
-		return c.Apply(edits(c)...)
-	})
-}
