@@ -287,7 +287,9 @@ func (o *Orchestrator) guardAfter(s *guardSnapshot, runID string, loop int) ([]g
 		}
 		add(true, "session_state.md was deleted: restored")
 	}
+	found := len(changes)
 	err := o.store().Update(context.Background(), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		changes = changes[:found] // the store may call this again, on a file caught mid-save
 		var qe, se []issuequeue.Edit
 		for _, old := range s.queue.Issues {
 			if _, err := q.Lookup(old.ID); errors.As(err, new(*issuequeue.QuarantinedError)) {

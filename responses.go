@@ -158,8 +158,7 @@ func (o *Orchestrator) Archive(ctx context.Context, olderThan time.Duration) ([]
 	now := o.now()
 	var moved []string
 	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
-		var edits []issuequeue.Edit
-		var blocks []string
+		moved = nil
 		for _, is := range q.Issues {
 			if is.Status != issuequeue.StatusResolved && is.Status != issuequeue.StatusSkipped {
 				continue
@@ -168,17 +167,8 @@ func (o *Orchestrator) Archive(ctx context.Context, olderThan time.Duration) ([]
 				continue
 			}
 			moved = append(moved, is.ID)
-			edits = append(edits, issuequeue.RemoveIssue(is.ID))
-			blocks = append(blocks, string(q.IssueSource(is.ID)))
 		}
-		if len(moved) == 0 {
-			return issuequeue.Change{}, nil
-		}
-		// The archive is written first, so that an issue is never in neither file.
-		if err := o.paths().AppendToArchive(moved, blocks); err != nil {
-			return issuequeue.Change{}, err
-		}
-		return issuequeue.Change{Queue: edits}, nil
+		return issuequeue.Change{Move: moved}, nil
 	})
 	return moved, err
 }

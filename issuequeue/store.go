@@ -91,6 +91,13 @@ func (p Paths) Load() (*Queue, *State, error) {
 	if fi, err := os.Stat(p.Dir); err != nil || !fi.IsDir() {
 		return nil, nil, &NoStateDirError{Dir: p.Dir}
 	}
+	if _, err := os.Lstat(p.Intent()); err == nil {
+		// A command was killed between two writes: complete its change
+		// first, so that what is read is never half of it.
+		if err := (&Store{Paths: p, Command: "recover"}).Recover(context.Background()); err != nil {
+			return nil, nil, err
+		}
+	}
 	qb, err := readOptional(p.Queue())
 	if err != nil {
 		return nil, nil, err
@@ -155,6 +162,11 @@ type Store struct {
 type Change struct {
 	Queue []Edit
 	State []Edit
+	// Move lists issues to move from the queue to the archive, byte for
+	// byte: the archive is written first, so that an issue is never in
+	// neither file, and an issue the archive holds already is replaced by
+	// the queue's copy.
+	Move []string
 	// After, if not nil, runs once both files are written, still under the
 	// write lock: for output and log entries that must follow the write and
 	// not interleave with another command's.
@@ -167,6 +179,11 @@ type Change struct {
 // *ValidationError before fn is called, and a file that a person changed in
 // a way that conflicts with the edits fails with a *ConflictError; in both
 // cases nothing is written.
+//
+// A file caught in the middle of someone's save (missing, empty, half
+// written, without the issue fn looks for, or in conflict with the change)
+// is read again once the save is over, for up to SettleTime, before any of
+// these errors is reported.
 func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change, error)) error {
 	if fi, err := os.Stat(s.Dir); err != nil || !fi.IsDir() {
 		return &NoStateDirError{Dir: s.Dir}
@@ -181,52 +198,132 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 	}
 	defer lk.Unlock()
 
-	qOrig, err := statefile.ReadFile(s.Queue())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	set := newSettler()
+	if err := s.recoverIntent(ctx, set); err != nil {
 		return err
 	}
-	sOrig, err := statefile.ReadFile(s.State())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	qBase, sBase := qOrig, sOrig
-	if qBase == nil {
-		qBase = []byte(QueueTemplate)
-	}
-	if sBase == nil {
-		sBase = []byte(StateTemplate)
-	}
-	q, st := ParseQueue(s.Queue(), qBase), ParseState(s.State(), sBase)
-	if err := q.Err(); err != nil {
-		return err
-	}
-	if err := st.Err(); err != nil {
-		return err
-	}
-	if s.Warn != nil && len(q.Quarantined) > 0 {
-		s.Warn(q.QuarantineFindings())
-	}
-	ch, err := fn(q, st)
-	if err != nil {
-		return err
-	}
-	if len(ch.Queue) > 0 {
+	var (
+		qOrig, sOrig []byte
+		q            *Queue
+		st           *State
+		ch           Change
+		sNext        []byte
+		intended     bool
+	)
+	for {
+		if qOrig, err = readSettled(s.Queue()); err != nil {
+			return err
+		}
+		if sOrig, err = readSettled(s.State()); err != nil {
+			return err
+		}
+		// A file someone saved a moment ago may have been read in the
+		// middle of the save, even if it parses.
+		if set.saving(s.Queue()) && set.wait(ctx, s.Queue(), qOrig) || set.saving(s.State()) && set.wait(ctx, s.State(), sOrig) {
+			continue
+		}
+		qBase, sBase := qOrig, sOrig
+		if qBase == nil {
+			qBase = []byte(QueueTemplate)
+		}
+		if sBase == nil {
+			sBase = []byte(StateTemplate)
+		}
+		q, st = ParseQueue(s.Queue(), qBase), ParseState(s.State(), sBase)
+		if err = q.Err(); err != nil {
+			if set.wait(ctx, s.Queue(), qOrig) {
+				continue
+			}
+			return err
+		}
+		if err = st.Err(); err != nil {
+			if set.wait(ctx, s.State(), sOrig) {
+				continue
+			}
+			return err
+		}
+		if s.Warn != nil && len(q.Quarantined) > 0 {
+			s.Warn(q.QuarantineFindings())
+		}
+		ch, err = fn(q, st)
+		var nf *NotFoundError
+		if errors.As(err, &nf) && set.wait(ctx, s.Queue(), qOrig) {
+			continue // the issue may be in the middle of a save
+		}
+		if err != nil {
+			return err
+		}
+		var moves []intentMove
+		for _, id := range ch.Move {
+			moves = append(moves, intentMove{ID: id, Block: string(q.IssueSource(id))})
+			ch.Queue = append(ch.Queue, RemoveIssue(id))
+		}
+		if len(ch.State) > 0 {
+			if sNext, err = st.Apply(ch.State...); err != nil {
+				return err
+			}
+		}
+		if len(ch.Queue) == 0 {
+			break
+		}
 		next, err := q.Apply(ch.Queue...)
 		if err != nil {
 			return err
 		}
-		err = statefile.Replace(s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) { return q.Rebase(cur, ch.Queue...) })
+		if intended = len(moves) > 0 || len(ch.State) > 0; intended {
+			err := s.writeIntent(intent{Moves: moves, Files: []intentFile{
+				{Name: QueueFile, Edits: encodeEdits(ch.Queue), Old: excerpt(q.d, ch.Queue), After: sum(next)},
+				{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src), After: sum(sNext)},
+			}})
+			if err != nil {
+				return err
+			}
+		}
+		if len(moves) > 0 {
+			if err := s.archiveBlocks(ctx, set, moves, nil); err != nil {
+				return errors.Join(err, s.removeIntent())
+			}
+			// The archive holds the issues now: from here on a failed
+			// write is completed by the next command.
+			err := set.replace(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) { return q.Rebase(cur, ch.Queue...) })
+			if err != nil {
+				return err
+			}
+			break
+		}
+		var seen []byte
+		err = statefile.Replace(s.Queue(), qOrig, next, set.rebaser(s.Queue(), &seen, func(cur []byte) ([]byte, error) {
+			return q.Rebase(cur, ch.Queue...)
+		}))
+		if err == errSaving || err != nil && midSave(err) && set.wait(ctx, s.Queue(), seen) {
+			// What the change was computed from, or what it was to be
+			// re-applied to, was the middle of a save: nothing is
+			// written yet, so the command starts again from the file
+			// as it is now.
+			if intended {
+				if err := s.removeIntent(); err != nil {
+					return err
+				}
+				intended = false
+			}
+			continue
+		}
 		if err != nil {
+			if intended {
+				err = errors.Join(err, s.removeIntent()) // nothing was written
+			}
 			return err
 		}
+		break
 	}
 	if len(ch.State) > 0 {
-		next, err := st.Apply(ch.State...)
+		err := set.replace(ctx, s.State(), sOrig, sNext, func(cur []byte) ([]byte, error) { return st.Rebase(cur, ch.State...) })
 		if err != nil {
-			return err
+			return err // the queue is written: the next command completes the change
 		}
-		err = statefile.Replace(s.State(), sOrig, next, func(cur []byte) ([]byte, error) { return st.Rebase(cur, ch.State...) })
-		if err != nil {
+	}
+	if intended {
+		if err := s.removeIntent(); err != nil {
 			return err
 		}
 	}
@@ -234,6 +331,22 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 		return ch.After()
 	}
 	return nil
+}
+
+// Recover takes the write lock and completes a change that a command
+// killed between two writes left half done (see IntentFile). Every Update
+// does so first.
+func (s *Store) Recover(ctx context.Context) error {
+	wait := s.LockWait
+	if wait == 0 {
+		wait = DefaultLockWait
+	}
+	lk, err := statefile.LockWrite(ctx, s.Dir, wait, statefile.Owner{Command: s.Command})
+	if err != nil {
+		return err
+	}
+	defer lk.Unlock()
+	return s.recoverIntent(ctx, newSettler())
 }
 
 // Unfence returns the content of text if it is exactly one fenced code
@@ -252,42 +365,3 @@ func (q *Queue) IssueSource(id string) []byte {
 
 // ArchiveTemplate is what a new issue_archive.md starts with.
 const ArchiveTemplate = "# Issue Archive\n\nResolved and skipped issues moved out of issue_queue.md by `orchestrator archive`.\n"
-
-// AppendToArchive appends issue blocks (as IssueSource returns them) to the
-// archive, safely; an issue the archive already holds is not added twice,
-// so an archive interrupted between its two writes can simply be run again.
-// The caller holds the write lock.
-func (p Paths) AppendToArchive(ids []string, blocks []string) error {
-	orig, err := statefile.ReadFile(p.Archive())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	edits := func(a *Queue) []Edit {
-		var out []Edit
-		for i, id := range ids {
-			if a.Issue(id) == nil {
-				out = append(out, AppendIssue(id, blocks[i]))
-			}
-		}
-		return out
-	}
-	base := orig
-	if base == nil {
-		base = []byte(ArchiveTemplate)
-	}
-	a := ParseQueue(p.Archive(), base)
-	if err := a.Err(); err != nil {
-		return err // a hand-damaged archive is reported, never appended to
-	}
-	next, err := a.Apply(edits(a)...)
-	if err != nil {
-		return err
-	}
-	return statefile.Replace(p.Archive(), orig, next, func(cur []byte) ([]byte, error) {
-		c := ParseQueue(p.Archive(), cur)
-		if err := c.Err(); err != nil {
-			return nil, err
-		}
-		return c.Apply(edits(c)...)
-	})
-}

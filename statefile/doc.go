@@ -84,6 +84,11 @@
 //     re-read and the rename is then lost. Without RENAME_NOREPLACE a new
 //     file is linked into place and the temporary name unlinked.
 //
+// The new file's modification time is marked (its nanoseconds within the
+// microsecond are its size modulo 1000; see WrittenWhole), so that a
+// reader can tell a file put in place whole from one someone is writing in
+// place and may not have finished.
+//
 // Extended attributes and ACLs of the old file are not carried over.
 //
 // # Other systems

@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 	"time"
 )
@@ -13,6 +15,10 @@ import (
 // deleted, or it kept changing.
 var ErrChanged = errors.New("changed since it was read")
 
+// ErrDeleted reports that a file was deleted after it was read; it is an
+// ErrChanged.
+var ErrDeleted = fmt.Errorf("deleted while being written: %w", ErrChanged)
+
 // UnsafeFileError reports a state file that cannot be replaced safely:
 // a symbolic link, a hard-linked file or not a regular file.
 type UnsafeFileError struct {
@@ -21,6 +27,27 @@ type UnsafeFileError struct {
 }
 
 func (e *UnsafeFileError) Error() string { return e.Path + " " + e.Reason }
+
+// Replace gives the files it puts in place a modification time whose
+// nanoseconds within the microsecond are the file's size modulo 1000, so
+// that a reader can tell a file put in place whole from one that someone
+// may still be writing in place: a write in place changes the time or the
+// size, and the file no longer matches.
+
+// markWhole returns the modification time of a file of size bytes put in
+// place at t.
+func markWhole(t time.Time, size int) time.Time {
+	return t.Truncate(time.Microsecond).Add(time.Duration(size % 1000))
+}
+
+// WrittenWhole reports whether the file fi describes was last written by
+// Replace, which puts whole files in place, rather than in place by
+// someone who may not be done. A file system that keeps times to the
+// microsecond or coarser loses the mark: its files count as written in
+// place. One file in a thousand written in place has the mark by chance.
+func WrittenWhole(fi os.FileInfo) bool {
+	return int64(fi.ModTime().Nanosecond()%1000) == fi.Size()%1000
+}
 
 const (
 	maxRebases = 5

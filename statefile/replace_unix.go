@@ -96,7 +96,7 @@ func Replace(path string, orig, next []byte, rebase func(current []byte) ([]byte
 		case i == maxRebases:
 			return fmt.Errorf("%s changed %d times while being written: %w", path, i+1, ErrChanged)
 		case cur == nil && base != nil:
-			return fmt.Errorf("%s was deleted while being written: %w", path, ErrChanged)
+			return fmt.Errorf("%s was %w", path, ErrDeleted)
 		case cur == nil:
 			continue // created and deleted again meanwhile: create it anew
 		case rebase == nil:
@@ -174,6 +174,9 @@ func (r *replacer) attempt(base, want []byte) (changed bool, cur []byte, err err
 		}
 		keep = true
 		return false, nil, r.syncDir()
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil, nil // renamed away since the re-read: deleted, or in the middle of a save
 	}
 	if err != nil {
 		return false, nil, fmt.Errorf("replacing %s: %w", r.path, err)
@@ -259,6 +262,9 @@ func (r *replacer) writeTemp(data []byte, mode os.FileMode, owner *syscall.Stat_
 		return fail(err)
 	}
 	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := os.Chtimes(f.Name(), time.Time{}, markWhole(time.Now(), len(data))); err != nil {
 		return fail(err)
 	}
 	return name, f, nil

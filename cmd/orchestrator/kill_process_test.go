@@ -1,0 +1,266 @@
+//go:build linux
+
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+
+	"github.com/autoretry/orchestrator/issuequeue"
+)
+
+var killsPerCommand = flag.Int("kills-per-command", 20, "how many times TestProcessKillEveryCommand kills each writing command")
+
+// TestProcessKillEveryCommand proves: a kill -9 at any instant of any
+// command that writes (add, fail, check, resolve, archive), including
+// between the two files that check and archive write, leaves no torn file,
+// and once the next command has run (here status, which completes an
+// interrupted change before it reads) no issue is lost or duplicated (none
+// in both the queue and the archive), every failure a fail reported is
+// recorded, and the sum of the issues' Retry-Count equals the run's
+// total_auto_retries. Half of the kills land at a random instant of the
+// command; the other half just after its first temporary file appears.
+func TestProcessKillEveryCommand(t *testing.T) {
+	ctx := testContext(t, 600*time.Second)
+	c := newCLI(t)
+	env := []string{"ORCHESTRATOR_NOW=2026-11-22T10:15:00Z"}
+	// One issue is retried automatically, with no limit in sight, so that
+	// each check that retries raises its Retry-Count and the run's
+	// total_auto_retries by one each; the issues add makes are not.
+	retried := issueIDs(1)[0]
+	c.setup(ctx, "[loop]\ncommand = \"true\"\n[auto_retry]\nglobal_cap = 1000000\n",
+		strings.Replace(queueOf("", []string{retried}), "| Max-Retries | 10 |", "| Max-Retries | 1000000 |", 1))
+	if r := c.run(ctx, env, "check"); r.code != 0 {
+		t.Fatalf("check: exit %d\n%s", r.code, r.stderr)
+	}
+	commands := []string{"add", "fail", "check", "resolve", "archive"}
+	type tally struct{ runs, kills, between int }
+	tallies := map[string]*tally{}
+	for _, name := range commands {
+		tallies[name] = &tally{}
+	}
+	known := map[string]bool{}  // issues seen after a command: they must stay
+	failed := map[string]bool{} // rows of fails that reported success
+	known[retried] = true
+	torn := 0
+	for i := 0; i < *killsPerCommand*len(commands); i++ {
+		name := commands[i%len(commands)]
+		q := c.queue()
+		var args []string
+		row := ""
+		switch name {
+		case "add":
+			args = []string{"add", "--summary", fmt.Sprintf("issue of round %d", i)}
+		case "fail":
+			id := pick(q, func(is *issuequeue.Issue) bool { return is.Status != issuequeue.StatusResolved })
+			if id == "" {
+				continue
+			}
+			row = fmt.Sprintf("FAIL: round %s", roundWord(i))
+			c.write(fmt.Sprintf("out-%d.txt", i), row+"\n")
+			args = []string{"fail", id, "--output", c.path(fmt.Sprintf("out-%d.txt", i))}
+		case "check":
+			args = []string{"check"}
+		case "resolve":
+			id := pick(q, func(is *issuequeue.Issue) bool { return is.ID != retried && is.Status != issuequeue.StatusResolved })
+			if id == "" {
+				continue
+			}
+			args = []string{"resolve", id}
+		case "archive":
+			args = []string{"archive", "--older-than", "0s"}
+		}
+		tl := tallies[name]
+		tl.runs++
+		killed, between := killDuring(ctx, t, c, env, i%2 == 0, args)
+		if killed {
+			tl.kills++
+		}
+		if between {
+			tl.between++
+		}
+		if !killed && row != "" {
+			failed[row] = true
+		}
+		// Every file is whole, whatever the instant of the kill.
+		for _, f := range []string{issuequeue.QueueFile, issuequeue.StateFile, issuequeue.ArchiveFile} {
+			b, err := os.ReadFile(filepath.Join(c.dir(), f))
+			if err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			if err := issuequeue.ParseQueue(f, b).Err(); f != issuequeue.StateFile && err != nil {
+				torn++
+				t.Errorf("round %d (%s): %s is torn: %v", i, name, f, err)
+			}
+			if err := issuequeue.ParseState(f, b).Err(); f == issuequeue.StateFile && err != nil {
+				torn++
+				t.Errorf("round %d (%s): %s is torn: %v", i, name, f, err)
+			}
+		}
+		// The next command completes what the kill interrupted.
+		if r := c.run(ctx, env, "status", "--all"); r.code != 0 {
+			t.Fatalf("round %d (%s): status after the kill: exit %d\n%s", i, name, r.code, r.stderr)
+		}
+		if _, err := os.Stat(filepath.Join(c.dir(), issuequeue.IntentFile)); err == nil {
+			t.Fatalf("round %d (%s): the intent record is still there after status", i, name)
+		}
+		checkInvariants(t, c, fmt.Sprintf("round %d (%s, killed %v)", i, name, killed), known, failed)
+		if t.Failed() {
+			break
+		}
+	}
+	var total, kills, between int
+	for _, name := range commands {
+		tl := tallies[name]
+		t.Logf("%-8s %4d runs, %4d killed, %4d of them between two writes", name, tl.runs, tl.kills, tl.between)
+		total += tl.runs
+		kills += tl.kills
+		between += tl.between
+	}
+	t.Logf("%d commands, %d SIGKILLs (%d between two writes): %d torn files; issues and counters checked after each", total, kills, between, torn)
+	for _, name := range []string{"check", "archive"} {
+		if tallies[name].kills >= 10 && tallies[name].between == 0 {
+			t.Errorf("no kill of %s landed between its writes", name)
+		}
+	}
+}
+
+// roundWord makes each round's failure output differ in words, which the
+// signature keeps (it masks numbers).
+func roundWord(i int) string {
+	const letters = "abcdefghijklmnopqrstuvwxyz"
+	var b strings.Builder
+	for i++; i > 0; i /= 26 {
+		b.WriteByte(letters[i%26])
+	}
+	return b.String()
+}
+
+func pick(q *issuequeue.Queue, ok func(*issuequeue.Issue) bool) string {
+	var ids []string
+	for _, is := range q.Issues {
+		if ok(is) {
+			ids = append(ids, is.ID)
+		}
+	}
+	if len(ids) == 0 {
+		return ""
+	}
+	return ids[rand.N(len(ids))]
+}
+
+// killDuring runs a command and kills it with SIGKILL: at a random instant,
+// or just after its first temporary file appears (targeted). between says
+// that the kill left an intent record: it landed between two writes.
+func killDuring(ctx context.Context, t *testing.T, c *cli, env []string, targeted bool, args []string) (killed, between bool) {
+	t.Helper()
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	if err := w.Add(c.dir()); err != nil {
+		t.Fatal(err)
+	}
+	p := c.start(ctx, env, args...)
+	var fire <-chan time.Time
+	if !targeted {
+		fire = time.After(rand.N(40 * time.Millisecond))
+	}
+	for {
+		select {
+		case ev := <-w.Events:
+			base := filepath.Base(ev.Name)
+			if targeted && fire == nil && ev.Has(fsnotify.Create) && (strings.Contains(base, ".tmp-") || base == issuequeue.IntentFile) {
+				fire = time.After(rand.N(3 * time.Millisecond))
+			}
+		case err := <-w.Errors:
+			t.Fatal(err)
+		case <-fire:
+			p.cmd.Process.Signal(syscall.SIGKILL)
+			fire = nil
+		case <-p.done:
+			r := p.res
+			if r.signal == "killed" {
+				_, err := os.Stat(filepath.Join(c.dir(), issuequeue.IntentFile))
+				return true, err == nil
+			}
+			if r.code != 0 && r.code != 1 && r.code != 3 {
+				t.Fatalf("orchestrator %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
+			}
+			return false, false
+		case <-ctx.Done():
+			t.Fatalf("orchestrator %s still running at the deadline", strings.Join(args, " "))
+		}
+	}
+}
+
+// checkInvariants checks the queue and the archive against what earlier
+// rounds saw: every issue once in one of the two files, every reported
+// failure recorded, and the retry counters agreeing.
+func checkInvariants(t *testing.T, c *cli, when string, known, failed map[string]bool) {
+	t.Helper()
+	q := c.queue()
+	ab, err := os.ReadFile(filepath.Join(c.dir(), issuequeue.ArchiveFile))
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	a := issuequeue.ParseQueue(issuequeue.ArchiveFile, ab)
+	where := map[string][]string{}
+	sumRetries := 0
+	rows := map[string]int{}
+	for _, f := range []*issuequeue.Queue{q, a} {
+		for _, is := range f.Issues {
+			where[is.ID] = append(where[is.ID], f.Name())
+			sumRetries += is.RetryCount
+			_, rs, _ := is.Table(issuequeue.SectionAttemptHistory)
+			for _, r := range rs {
+				if len(r) > 4 {
+					rows[r[4]]++
+				}
+			}
+		}
+	}
+	for id, files := range where {
+		if len(files) > 1 {
+			t.Errorf("%s: %s is in %v", when, id, files)
+		}
+		known[id] = true
+	}
+	for id := range known {
+		if len(where[id]) == 0 {
+			t.Errorf("%s: %s is lost", when, id)
+		}
+	}
+	for row := range failed {
+		if rows[row] == 0 {
+			t.Errorf("%s: the failure %q that fail reported is not recorded", when, row)
+		}
+	}
+	for row, n := range rows {
+		if n > 1 {
+			t.Errorf("%s: the failure %q is recorded %d times", when, row, n)
+		}
+	}
+	if total := c.state().TotalAutoRetries; total != sumRetries {
+		ids := slices.Sorted(func(yield func(string) bool) {
+			for id := range where {
+				if !yield(id) {
+					return
+				}
+			}
+		})
+		t.Errorf("%s: total_auto_retries %d, but the issues' Retry-Count add up to %d (%v)", when, total, sumRetries, ids)
+	}
+}

@@ -1,0 +1,322 @@
+//go:build linux
+
+package main
+
+import (
+	"bytes"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/statefile"
+)
+
+var editorRaceFails = flag.Int("editor-race-fails", 40, "how many fails TestProcessFailRacesEditorSaves races with the editor")
+
+// TestProcessFailRacesEditorSaves proves: a fail that reads the queue while
+// a person's editor is saving it (the file briefly missing, empty or half
+// written) waits for the save to end instead of reporting the issue
+// missing or changed: no failure is lost and no word the person saved is
+// dropped.
+//
+// The editor saves in three ways, in turn, each time while a fail holds
+// the write lock: as vim does (a new file renamed over the old one, after
+// checking that the old one did not change since it was read), by renaming
+// the old file away before putting the new one in place (the name is
+// missing meanwhile), and in place (truncated, then written in two parts,
+// synced in between). Each save appends a word to the preamble's Notes
+// line. A vim-style rename can still land between a fail's commit and the
+// editor's check; the rename is an exchange, so the test sees what each
+// save replaced and knows the rows such a save threw away. Everything else
+// must be in the final file: every fail's row, once, and every word saved.
+func TestProcessFailRacesEditorSaves(t *testing.T) {
+	ctx := testContext(t, 150*time.Second)
+	c := newCLI(t)
+	ids := issueIDs(4)
+	const notes = "Notes:"
+	c.setup(ctx, "[loop]\ncommand = \"true\"\n", queueOf(notes+"\n", ids))
+	attempts := *editorRaceFails / len(ids)
+	rowOf := func(w, k int) string { return fmt.Sprintf("FAIL: writer %d attempt %d", w, k) }
+	for w := range ids {
+		for k := 1; k <= attempts; k++ {
+			c.write(fmt.Sprintf("out-%d-%d.txt", w, k), rowOf(w, k)+"\n")
+		}
+	}
+
+	type outcome struct {
+		row string
+		res result
+		err error
+	}
+	var mu sync.Mutex
+	var outcomes []outcome
+	ready := make(chan struct{})
+	var wg sync.WaitGroup
+	for w, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-ready
+			for k := 1; k <= attempts; k++ {
+				r, err := c.try(ctx, nil, "fail", id, "--output", c.path(fmt.Sprintf("out-%d-%d.txt", w, k)))
+				mu.Lock()
+				outcomes = append(outcomes, outcome{rowOf(w, k), r, err})
+				mu.Unlock()
+			}
+		}()
+	}
+	ed := &saver{t: t, path: filepath.Join(c.dir(), issuequeue.QueueFile), notes: notes, lostRows: map[string]bool{}}
+	writersDone, edDone := make(chan struct{}), make(chan struct{})
+	go func() {
+		defer close(edDone)
+		ed.run(ctx, writersDone)
+	}()
+	close(ready)
+	wg.Wait()
+	close(writersDone)
+	<-edDone
+
+	final := c.read(".orchestrator/issue_queue.md")
+	present := rowsOf(final)
+	lost := 0
+	for _, o := range outcomes {
+		switch {
+		case o.err != nil:
+			t.Error(o.err)
+			lost++
+		case o.res.code != 0:
+			t.Errorf("%q: fail: exit %d after %v, want 0: the failure is lost\n%s", o.row, o.res.code, o.res.wall, o.res.stderr)
+			lost++
+		case present[o.row] == 0 && !ed.lostRows[o.row]:
+			t.Errorf("%q: fail reported success, but its row is not in the queue", o.row)
+			lost++
+		case present[o.row] > 1:
+			t.Errorf("%q: the row is in the queue %d times", o.row, present[o.row])
+		}
+		delete(present, o.row)
+	}
+	for row := range present {
+		t.Errorf("the queue holds a row no fail reported: %q", row)
+	}
+	words := notesWords(final, notes)
+	dropped := 0
+	for _, w := range ed.saved {
+		if !slices.Contains(words, w) {
+			t.Errorf("the editor's saved word %q is not in the final queue", w)
+			dropped++
+		}
+	}
+	c.lint(ctx)
+	t.Logf("%d fails, %d lost; %d editor saves (rename over %d, rename away %d, in place %d; %d in the middle of a fail's write), %d words dropped, %d saves into a file a fail had just replaced; %d vim-style saves displaced a fail's commit (%d rows)",
+		len(outcomes), lost, len(ed.saved)+len(ed.orphaned), ed.styles[0], ed.styles[1], ed.styles[2], ed.duringWrite, dropped, len(ed.orphaned), ed.clobbers, len(ed.lostRows))
+	for i, n := range ed.styles {
+		if n == 0 {
+			t.Errorf("the editor never saved in style %d while a fail held the write lock", i)
+		}
+	}
+}
+
+// saver plays a person's editor saving issue_queue.md in the three ways
+// editors save, while commands write it.
+type saver struct {
+	t     *testing.T
+	path  string
+	notes string
+
+	saved    []string        // words of saves that reached the file
+	orphaned []string        // words written in place into a file a command had just replaced
+	lostRows map[string]bool // rows a vim-style save overwrote
+	styles   [3]int
+	clobbers int
+	// saves that ended while the command holding the write lock when they
+	// began still held it
+	duringWrite int
+}
+
+func (e *saver) run(ctx context.Context, stop <-chan struct{}) {
+	dir := filepath.Dir(e.path)
+	savedDuring := map[int]bool{}
+	tick := time.NewTicker(500 * time.Microsecond)
+	defer tick.Stop()
+	for n := 1; ; {
+		select {
+		case <-stop:
+			return
+		case <-ctx.Done():
+			return
+		case <-tick.C:
+		}
+		holder, held, err := statefile.WriteHolder(dir)
+		if err != nil {
+			e.t.Errorf("editor: %v", err)
+			return
+		}
+		if !held || holder.PID == 0 || savedDuring[holder.PID] {
+			continue
+		}
+		word := fmt.Sprintf("edit%03d", n)
+		style := n % 3
+		var ok bool
+		switch style {
+		case 0:
+			ok, err = e.renameOver(word)
+		case 1:
+			ok, err = e.renameAway(word)
+		default:
+			ok, err = e.inPlace(word)
+		}
+		if err != nil {
+			e.t.Errorf("editor: %v", err)
+			return
+		}
+		if !ok {
+			continue // the file changed since it was read: read it again
+		}
+		if h, held, _ := statefile.WriteHolder(dir); held && h.PID == holder.PID {
+			e.duringWrite++
+		}
+		savedDuring[holder.PID] = true
+		e.styles[style]++
+		n++
+	}
+}
+
+// renameOver saves as vim does: a new file, checked against what was read,
+// then renamed over the old one (an exchange, to see what it replaced).
+func (e *saver) renameOver(word string) (bool, error) {
+	tmp := e.path + ".editor"
+	cur, err := os.ReadFile(e.path)
+	if err != nil {
+		return false, err
+	}
+	next := appendWord(cur, e.notes, word)
+	if err := os.WriteFile(tmp, next, 0o644); err != nil {
+		return false, err
+	}
+	defer os.Remove(tmp)
+	if now, _ := os.ReadFile(e.path); !bytes.Equal(now, cur) {
+		return false, nil
+	}
+	if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, e.path, unix.RENAME_EXCHANGE); err != nil {
+		return false, err
+	}
+	displaced, err := os.ReadFile(tmp)
+	if err != nil {
+		return false, err
+	}
+	if !bytes.Equal(displaced, cur) {
+		// A command committed after the check: the save overwrote it.
+		e.clobbers++
+		kept := rowsOf(next)
+		for r := range rowsOf(displaced) {
+			if kept[r] == 0 {
+				e.lostRows[r] = true
+			}
+		}
+	}
+	e.saved = append(e.saved, word)
+	return true, nil
+}
+
+// renameAway saves by moving the old file to a backup name and writing the
+// new one in its place: the name is missing meanwhile. A commit that landed
+// since the read is put back and the save tried again.
+func (e *saver) renameAway(word string) (bool, error) {
+	backup, tmp := e.path+"~", e.path+".editor"
+	cur, err := os.ReadFile(e.path)
+	if err != nil {
+		return false, err
+	}
+	if err := os.Rename(e.path, backup); err != nil {
+		return false, err
+	}
+	moved, err := os.ReadFile(backup)
+	if err != nil {
+		return false, err
+	}
+	if !bytes.Equal(moved, cur) {
+		return false, unix.Renameat2(unix.AT_FDCWD, backup, unix.AT_FDCWD, e.path, unix.RENAME_NOREPLACE)
+	}
+	f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
+	if err != nil {
+		return false, err
+	}
+	_, err = f.Write(appendWord(cur, e.notes, word))
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, e.path, unix.RENAME_NOREPLACE)
+	}
+	if err != nil {
+		return false, err
+	}
+	e.saved = append(e.saved, word)
+	return true, os.Remove(backup)
+}
+
+// inPlace saves as nano does: the file itself truncated and written again,
+// here in two parts with a sync between them, so that readers can see it
+// empty and half written.
+func (e *saver) inPlace(word string) (bool, error) {
+	f, err := os.OpenFile(e.path, os.O_RDWR, 0)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	cur, err := readAllFrom(f)
+	if err != nil {
+		return false, err
+	}
+	if !bytes.Contains(cur, []byte("\n"+e.notes)) {
+		return false, fmt.Errorf("the queue lost its %q line:\n%s", e.notes, cur)
+	}
+	next := appendWord(cur, e.notes, word)
+	half := len(next) / 2
+	if err := f.Truncate(0); err != nil {
+		return false, err
+	}
+	if _, err := f.WriteAt(next[:half], 0); err != nil {
+		return false, err
+	}
+	if err := f.Sync(); err != nil {
+		return false, err
+	}
+	if _, err := f.WriteAt(next[half:], int64(half)); err != nil {
+		return false, err
+	}
+	if err := f.Sync(); err != nil {
+		return false, err
+	}
+	// A command that replaced the file after it was opened, and checked
+	// the replaced file before the save reached it, unlinked the file the
+	// save went to.
+	var st unix.Stat_t
+	if err := unix.Fstat(int(f.Fd()), &st); err != nil {
+		return false, err
+	}
+	if st.Nlink == 0 {
+		e.orphaned = append(e.orphaned, word)
+	} else {
+		e.saved = append(e.saved, word)
+	}
+	return true, nil
+}
+
+func readAllFrom(f *os.File) ([]byte, error) {
+	var b bytes.Buffer
+	_, err := b.ReadFrom(f)
+	return b.Bytes(), err
+}

@@ -1,0 +1,312 @@
+package issuequeue
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/autoretry/orchestrator/statefile"
+)
+
+// IntentFile is the record a change of more than one file writes before
+// its first write and removes after its last: a command killed between the
+// writes leaves it, and the next command that takes the write lock
+// completes the change from it (or, for an issue edited since, leaves the
+// edited copy alone), so that the files never stay half changed: an issue
+// in both the queue and the archive, a Retry-Count raised without the
+// run's total_auto_retries.
+const IntentFile = ".intent.json"
+
+// Intent returns the path of the intent record.
+func (p Paths) Intent() string { return filepath.Join(p.Dir, IntentFile) }
+
+type intent struct {
+	Command string       `json:"command"`
+	Moves   []intentMove `json:"moves,omitempty"` // issues moved from the queue to the archive; the archive is written first
+	Files   []intentFile `json:"files"`           // then the queue, then the session state
+}
+
+type intentMove struct {
+	ID    string `json:"id"`
+	Block string `json:"block"` // the issue as it was in the queue
+}
+
+type intentFile struct {
+	Name  string     `json:"name"`
+	Edits []jsonEdit `json:"edits"`
+	Old   string     `json:"old"`   // the records the edits change, as they were
+	After string     `json:"after"` // SHA-256 of the content the change wrote
+}
+
+type jsonEdit struct {
+	Kind   editKind   `json:"kind"`
+	Key    string     `json:"key"`
+	Name   string     `json:"name,omitempty"`
+	Value  string     `json:"value,omitempty"`
+	Fenced bool       `json:"fenced,omitempty"`
+	Cells  []string   `json:"cells,omitempty"`
+	Header []string   `json:"header,omitempty"`
+	Rows   [][]string `json:"rows,omitempty"`
+}
+
+func encodeEdits(edits []Edit) []jsonEdit {
+	out := make([]jsonEdit, len(edits))
+	for i, e := range edits {
+		out[i] = jsonEdit{e.kind, e.key, e.name, e.value, e.fenced, e.cells, e.header, e.rows}
+	}
+	return out
+}
+
+func decodeEdits(in []jsonEdit) []Edit {
+	out := make([]Edit, len(in))
+	for i, e := range in {
+		out[i] = Edit{kind: e.Kind, key: e.Key, name: e.Name, value: e.Value, fenced: e.Fenced, cells: e.Cells, header: e.Header, rows: e.Rows}
+	}
+	return out
+}
+
+func sum(b []byte) string {
+	h := sha256.Sum256(b)
+	return hex.EncodeToString(h[:])
+}
+
+// excerpt returns the records of d that edits change, as a file of their
+// own: what a rebase needs to tell whether someone changed them since.
+func excerpt(d *doc, edits []Edit) string {
+	var b strings.Builder
+	seen := map[string]bool{}
+	for _, e := range edits {
+		r, ok := d.byKey[e.key]
+		if !ok || seen[e.key] {
+			continue
+		}
+		seen[e.key] = true
+		src := d.src[r.start:r.end]
+		b.Write(src)
+		if !bytes.HasSuffix(src, []byte("\n")) {
+			b.WriteString("\n")
+		}
+	}
+	return b.String()
+}
+
+// writeIntent records in before its first write a change that writes more
+// than one file.
+func (s *Store) writeIntent(in intent) error {
+	in.Command = s.Command
+	b, err := json.Marshal(in)
+	if err != nil {
+		return err
+	}
+	orig, err := statefile.ReadFile(s.Intent())
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return statefile.Replace(s.Intent(), orig, b, func([]byte) ([]byte, error) { return b, nil })
+}
+
+func (s *Store) removeIntent() error {
+	if err := os.Remove(s.Intent()); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
+}
+
+// recoverIntent completes a change that a killed command left half done.
+// An edit of something a person changed since is dropped: their version
+// stands. The caller holds the write lock.
+func (s *Store) recoverIntent(ctx context.Context, set *settler) error {
+	b, err := statefile.ReadFile(s.Intent())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	var in intent
+	if err := json.Unmarshal(b, &in); err != nil {
+		// A record torn by a crash of the file system: the change it
+		// described was not started, as the record is written whole
+		// before the first write.
+		return s.removeIntent()
+	}
+	if len(in.Moves) > 0 {
+		if err := s.recoverMoves(ctx, set, in.Moves); err != nil {
+			return fmt.Errorf("completing the interrupted %s: %w", in.Command, err)
+		}
+	}
+	for _, f := range in.Files {
+		if err := s.recoverFile(ctx, set, f); err != nil {
+			return fmt.Errorf("completing the interrupted %s: %w", in.Command, err)
+		}
+	}
+	return s.removeIntent()
+}
+
+func (s *Store) recoverFile(ctx context.Context, set *settler, f intentFile) error {
+	path := filepath.Join(s.Dir, f.Name)
+	cur, err := readSettled(path)
+	if err != nil || cur == nil || sum(cur) == f.After {
+		return err
+	}
+	edits := decodeEdits(f.Edits)
+	if len(edits) == 0 {
+		return nil
+	}
+	var rebase func([]byte) ([]byte, error)
+	switch f.Name {
+	case QueueFile:
+		old := ParseQueue(path, []byte(f.Old))
+		rebase = func(cur []byte) ([]byte, error) {
+			return old.Rebase(cur, notApplied(ParseQueue(path, cur), edits)...)
+		}
+	case StateFile:
+		old := ParseState(path, []byte(f.Old))
+		rebase = func(cur []byte) ([]byte, error) { return old.Rebase(cur, edits...) }
+	default:
+		return nil
+	}
+	next, err := rebase(cur)
+	var ce *ConflictError
+	var ve *ValidationError
+	if errors.As(err, &ce) || errors.As(err, &ve) {
+		return nil // changed by hand since: the person's version stands
+	}
+	if err != nil {
+		return err
+	}
+	return set.replace(ctx, path, cur, next, rebase)
+}
+
+// notApplied drops the edits the queue shows applied already where
+// applying them again would add something twice: rows, new issues.
+func notApplied(cur *Queue, edits []Edit) []Edit {
+	var out []Edit
+	for _, e := range edits {
+		switch e.kind {
+		case editAppend:
+			if cur.Issue(e.key) != nil {
+				continue
+			}
+		case editRow:
+			if is := cur.Issue(e.key); is != nil {
+				if _, rows, ok := is.Table(e.name); ok && slices.ContainsFunc(rows, func(r []string) bool { return sameRow(r, e.cells) }) {
+					continue
+				}
+			}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+func sameRow(a, b []string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if strings.TrimSpace(a[i]) != strings.TrimSpace(b[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+// recoverMoves completes an interrupted archive: an issue still in the
+// queue as it was moved is put in the archive (if the kill came first) and
+// removed from the queue; an issue changed in the queue since is left
+// there, the newer copy, and the archive's copy of the moved version is
+// taken out again.
+func (s *Store) recoverMoves(ctx context.Context, set *settler, moves []intentMove) error {
+	qOrig, err := readSettled(s.Queue())
+	if err != nil || qOrig == nil {
+		return err
+	}
+	q := ParseQueue(s.Queue(), qOrig)
+	var done, undo []intentMove
+	for _, m := range moves {
+		switch src := q.IssueSource(m.ID); {
+		case src == nil:
+		case string(src) == m.Block:
+			done = append(done, m)
+		default:
+			undo = append(undo, m)
+		}
+	}
+	if err := s.archiveBlocks(ctx, set, done, undo); err != nil {
+		return err
+	}
+	if len(done) == 0 {
+		return nil
+	}
+	var edits []Edit
+	for _, m := range done {
+		edits = append(edits, RemoveIssue(m.ID))
+	}
+	next, err := q.Apply(edits...)
+	if err != nil {
+		return err
+	}
+	return set.replace(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) { return q.Rebase(cur, edits...) })
+}
+
+// archiveBlocks makes the archive hold each issue of put as its block says
+// (added, or in place of an older copy), and drops the copy of each issue
+// of take that is exactly its block.
+func (s *Store) archiveBlocks(ctx context.Context, set *settler, put, take []intentMove) error {
+	if len(put)+len(take) == 0 {
+		return nil
+	}
+	orig, err := readSettled(s.Archive())
+	if err != nil {
+		return err
+	}
+	change := func(cur []byte) ([]byte, error) {
+		if cur == nil {
+			cur = []byte(ArchiveTemplate)
+		}
+		for _, m := range take {
+			a := ParseQueue(s.Archive(), cur)
+			if string(a.IssueSource(m.ID)) == m.Block {
+				r := a.d.byKey[m.ID]
+				cur = slices.Concat(cur[:r.start], cur[r.end:])
+			}
+		}
+		a := ParseQueue(s.Archive(), cur)
+		if err := a.Err(); err != nil {
+			return nil, err // a hand-damaged archive is reported, never written to
+		}
+		var edits []Edit
+		for _, m := range put {
+			switch src := a.IssueSource(m.ID); {
+			case src == nil:
+				edits = append(edits, AppendIssue(m.ID, m.Block))
+			case string(src) != m.Block:
+				// The queue's copy is the one that later edits went
+				// to: it replaces the copy archived before.
+				r := a.d.byKey[m.ID]
+				block := m.Block
+				if r.end < len(cur) && !strings.HasSuffix(block, "\n\n") {
+					block = strings.TrimRight(block, "\n") + "\n\n"
+				}
+				cur = slices.Concat(cur[:r.start], []byte(block), cur[r.end:])
+				a = ParseQueue(s.Archive(), cur)
+			}
+		}
+		return a.Apply(edits...)
+	}
+	next, err := change(orig)
+	if err != nil {
+		return err
+	}
+	return set.replace(ctx, s.Archive(), orig, next, change)
+}
