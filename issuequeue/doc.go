@@ -2,11 +2,13 @@
 // orchestrator's state, issue_queue.md and session_state.md, which people edit
 // by hand while agents and the tool write them too.
 //
-// Files are parsed for positions only: goldmark parses the tables, a line
-// scanner finds the headings around them, and an edit replaces just the bytes
-// of the cells and sections it changes. Everything else — preamble, prose,
-// other tables, comments, unknown fields, blank lines, CRLF line endings,
-// trailing spaces, a byte-order mark, a missing final newline — stays byte for
+// Files are parsed for positions only: a line scanner finds the headings and
+// tables as goldmark with its GFM table extension reads them (it hands
+// goldmark just the few blocks it cannot settle alone, within a budget of
+// work per byte), and an edit replaces just the bytes of the cells and
+// sections it changes. Everything else — preamble, prose, other tables,
+// comments, unknown fields, blank lines, CRLF line endings, trailing spaces,
+// a byte-order mark, a missing final newline — stays byte for
 // byte as it was.
 //
 // An issue is a heading "## ISSUE-YYYYMMDD-NNN" (or "###") followed by a
@@ -21,6 +23,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/yuin/goldmark/parser"
@@ -129,6 +132,14 @@ func newDoc(name string, src []byte) *doc {
 		d.findings = append(d.findings, d.finding(u.line, 1, false,
 			"this HTML block is never closed, so everything after it is part of it; close it with %s", u.closer))
 	}
+	for _, l := range s.tooDeep {
+		d.findings = append(d.findings, d.finding(l, 1, false,
+			"lists and block quotes nest too deeply here to tell where they end; nest them less, or put the text in a code fence"))
+	}
+	for _, l := range s.tooLong {
+		d.findings = append(d.findings, d.finding(l, 1, false,
+			"cannot tell whether this line underlines the paragraph above as a heading: the paragraph is too long; put a blank line before this line"))
+	}
 	return d
 }
 
@@ -208,7 +219,7 @@ func (r *record) introEnd() int {
 	return r.endLine
 }
 
-// parseTables finds each record's field table with goldmark, in parallel:
+// parseTables finds each record's field table, in parallel:
 // the tables are what must be parsed, and the rest of the file is not.
 func (d *doc) parseTables(check func(i int)) {
 	paras := d.s.paras
@@ -293,6 +304,13 @@ func (d *doc) indexFields(r *record, t *table) {
 	if hw < 2 {
 		r.findings = append(r.findings, d.finding(t.line, 1, false, "the field table needs two columns, | Field | Value |"))
 	}
+	// A table has a dozen or two rows, and findField scans them; for a
+	// table with thousands, a scan per row would take time growing with the
+	// square of its length, so names are looked up in a map instead.
+	var seen map[string]int
+	if len(t.rows) > 64 {
+		seen = make(map[string]int, len(t.rows))
+	}
 	for i, rw := range t.rows {
 		if !bytes.Contains(d.src[rw.start:rw.end], []byte{'|'}) {
 			r.findings = append(r.findings, d.finding(rw.line, 1, false,
@@ -312,9 +330,17 @@ func (d *doc) indexFields(r *record, t *table) {
 		}
 		raw := d.src[name.start:name.end]
 		prev := -1
-		if bytes.IndexByte(raw, '\\') >= 0 {
+		switch {
+		case seen != nil:
+			key := foldKey(d.s.cellText(name))
+			if p, ok := seen[key]; ok {
+				prev = p
+			} else {
+				seen[key] = i
+			}
+		case bytes.IndexByte(raw, '\\') >= 0:
 			prev = fieldIndex(d, r, d.s.cellText(name))
-		} else {
+		default:
 			prev = fieldIndex(d, r, raw)
 		}
 		if prev >= 0 {
@@ -382,6 +408,31 @@ func (d *doc) table(r *record) *table {
 		return nil
 	}
 	return d.s.parseTable(nil, d.s.paras[r.tablePar], nil)
+}
+
+// foldKey returns a key for s under which every string that
+// strings.EqualFold holds equal to s has the same key: each rune is
+// replaced by the smallest rune of its case-folding orbit.
+func foldKey(s string) string {
+	b := make([]byte, 0, len(s))
+	for _, c := range s {
+		switch {
+		case c < utf8.RuneSelf:
+			// The smallest of an ASCII letter's orbit is its upper case
+			// (ſ and the Kelvin sign, in the orbits of s and k, are larger).
+			if 'a' <= c && c <= 'z' {
+				c -= 'a' - 'A'
+			}
+		default:
+			m := c
+			for f := unicode.SimpleFold(c); f != c; f = unicode.SimpleFold(f) {
+				m = min(m, f)
+			}
+			c = m
+		}
+		b = utf8.AppendRune(b, c)
+	}
+	return string(b)
 }
 
 // equalFoldASCII compares two ASCII strings of the same length ignoring case.

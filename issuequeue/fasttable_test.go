@@ -59,6 +59,17 @@ var fastTableCases = []string{
 	"|a|\n|-|\n|\\\\|x|\n",
 	"| a | b |\n|---|---|\n||\n| |\n|\n",
 	"| a | b | c |\n|---|---|---|\n| 1 | 2 | 3 |\n| 4 | 5 | 6 |\n\n| x | y |\n|---|---|\n| z |\n\n| p | q | r | s |\n|-|-|-|-|\n| 1 |\n",
+	"| Field\t| Value |\n|---|\t---|\n|\tStatus\t|\tpending\t|\n",
+	"a | b\n--|--\nc | d\ne\n",
+	"text\nmore text\n| a | b |\n|---|---|\n| c | d |\n",
+	"| a | b |\n    |---|---|\n| c | d |\n",
+	"| a | b |\n\t|---|---|\n| c | d |\n",
+	"| a | b |\n   |---|---|\n  \t| c | d |\n",
+	"| a | b | c |\nx\n|---|---|\n| c | d |\n",
+	"x\n| a | b | c |\n|---|---|\n| c | d |\n|---|---|---|\n",
+	"\\| a \\|\n|-|\n",
+	"a\n-\n| b |\n",
+	"| a |\r\n|:-:|\r\n|\tb\t|\r\n",
 }
 
 func TestFastTableAgreesWithGoldmark(t *testing.T) {

@@ -8,7 +8,6 @@ import (
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
-	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
 )
 
@@ -68,6 +67,14 @@ type scan struct {
 	// it, and anything appended to the file.
 	unclosed *unclosedBlock
 	md       parser.Parser // for the blocks handed to goldmark; made when first needed
+	// work is what goldmark was charged for the blocks handed to it (see
+	// budgetReader); spentLine is where it last ran out of budget.
+	work      int
+	spentLine int
+	// tooDeep lists lines inside lists and block quotes nested too deeply
+	// to follow, and tooLong setext underlines under a paragraph too long
+	// to read: where they end, or whether there is a heading, is unknown.
+	tooDeep, tooLong []int
 }
 
 var issueHeadingRe = regexp.MustCompile(`^[ \t>*+\-0-9.)]*#{1,6}[ \t]+ISSUE-`)
@@ -541,13 +548,21 @@ func scanBlocks(src []byte) *scan {
 // makes of the paragraph p. goldmark first runs its paragraph transformers:
 // link reference definitions at the start of the paragraph are not part of
 // the heading, and a paragraph that is a table, or only definitions, is no
-// heading at all. Paragraphs that may be either are handed to goldmark.
+// heading at all. A table is found as goldmark finds it (see tableHeader);
+// paragraphs that may start with definitions are handed to goldmark, which
+// takes time growing with the square of their length to read them, so only
+// up to maxDefsParagraph bytes: a longer one is reported as too long.
 func (s *scan) setextHeading(p para, i, lvl int) (heading, bool) {
 	first := s.lineText(p.line)
 	_, k := indentOf(first)
 	h := heading{level: lvl, line: p.line, endLine: i + 1, start: p.start, end: s.lines[i+1], setext: true}
-	if p.mayTable || (k < len(first) && first[k] == '[') {
-		doc, base := s.blockParse(p.line, i+1)
+	switch {
+	case k < len(first) && first[k] == '[':
+		if s.lines[i]-p.start > maxDefsParagraph {
+			s.tooLong = append(s.tooLong, i)
+			return heading{}, false
+		}
+		doc, base, _ := s.blockParse(p.line, i+1, nil)
 		found := false
 		for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
 			if hd, ok := c.(*ast.Heading); ok {
@@ -559,10 +574,21 @@ func (s *scan) setextHeading(p para, i, lvl int) (heading, bool) {
 		if !found {
 			return heading{}, false
 		}
+	case p.mayTable:
+		// The lines from a table's header on are the table; those before
+		// it, if any, stay a paragraph, which the underline makes a heading.
+		p.endLine = i // p is still open
+		if hdr, _, ok := s.tableHeader(p, true); ok && hdr == p.line {
+			return heading{}, false
+		}
 	}
 	h.title = string(bytes.TrimSpace(s.src[h.start:s.lineEnd(i-1)]))
 	return h, true
 }
+
+// maxDefsParagraph is the longest paragraph starting with "[" that the
+// scanner reads for link reference definitions before a setext underline.
+const maxDefsParagraph = 4 << 10
 
 // container finds the end of the list or block quote that starts at line
 // a and returns the line after it. Where a container ends depends on
@@ -573,9 +599,14 @@ func (s *scan) setextHeading(p para, i, lvl int) (heading, bool) {
 // start of the next top-level block is exact.
 func (s *scan) container(a int) int {
 	n := s.nLines()
-	for k := 32; ; k *= 4 {
+	// The first window is small and each next one four times larger: a
+	// window reaches at most about four times past the container's end,
+	// so lines after it are not parsed again and again by the windows of
+	// the containers before them.
+	used := 0 // the windows share one budget, that of the largest
+	for k := 4; ; k *= 4 {
 		to := min(a+k, n)
-		doc, base := s.blockParse(a, to)
+		doc, base, complete := s.blockParse(a, to, &used)
 		c := doc.FirstChild()
 		where := "a list item"
 		switch c.(type) {
@@ -590,7 +621,12 @@ func (s *scan) container(a int) int {
 		}
 		end := to
 		if next := c.NextSibling(); next != nil {
+			// Exact even when goldmark stopped early: the container
+			// ended before the point where it stopped.
 			end = a + bytes.Count(base[:next.Pos()], []byte{'\n'})
+		} else if !complete {
+			s.tooDeep = append(s.tooDeep, s.spentLine)
+			end = s.surelyOutside(a)
 		} else if to < n {
 			continue
 		}
@@ -605,13 +641,44 @@ func (s *scan) container(a int) int {
 }
 
 // blockParse parses lines [from, to) with goldmark's block parsers and
-// returns the tree and the bytes parsed, which node positions index.
-func (s *scan) blockParse(from, to int) (ast.Node, []byte) {
+// returns the tree and the bytes parsed, which node positions index. With
+// complete false, goldmark ran out of its work budget (see budgetReader) and
+// the tree is of a part of the lines only.
+//
+// used, if not nil, is work already charged against the same budget by
+// earlier parses; the work of this one is added to it.
+func (s *scan) blockParse(from, to int, used *int) (doc ast.Node, base []byte, complete bool) {
 	if s.md == nil {
 		s.md = newBlockParser()
 	}
-	base := s.src[s.lineStart(from):s.lines[to]]
-	return s.md.Parse(text.NewReader(base)), base
+	r := s.newBudgetReader(from, to)
+	if used != nil {
+		r.left -= *used
+		defer func() { *used += r.used() }()
+	}
+	doc = s.md.Parse(r)
+	s.work += r.used()
+	if r.spent {
+		s.spentLine = r.spentLine
+	}
+	return doc, r.Source(), !r.spent
+}
+
+// surelyOutside returns the first line after a that no list or block quote
+// starting at line a can reach: an ATX heading at the start of a line,
+// which neither continues a list item nor a block quote, nor continues a
+// paragraph lazily; or the end of the file. Where goldmark could not
+// follow a container, the scan resumes there.
+func (s *scan) surelyOutside(a int) int {
+	n := s.nLines()
+	for j := a + 1; j < n; j++ {
+		if l := s.lineText(j); len(l) > 0 && l[0] == '#' {
+			if _, _, ok := atxHeading(l); ok {
+				return j
+			}
+		}
+	}
+	return n
 }
 
 // newBlockParser returns a goldmark parser with the block parsers and
