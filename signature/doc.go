@@ -160,6 +160,9 @@
 //     diagnostics, whose duration_ms becomes <dur>. Dropped: "ok N - test"
 //     with its diagnostics, "# Subtest:" titles, the totals ("# tests 5",
 //     "# pass 4", "# duration_ms 12.5") and the plan ("1..5").
+//   - JavaScript parsers: the position at the end of "SyntaxError: file:
+//     message (1406:1)" becomes (<line>); the code frame after it shows
+//     the source.
 //   - tsc: "Found N errors" is dropped; eslint: a file's problems form a
 //     block, "✖ N problems" is dropped; maven: "[INFO]" lines and gradle's
 //     "> Task" lines are dropped.

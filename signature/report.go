@@ -380,6 +380,8 @@ func (r *report) reportLine(t, raw []byte, indent int) (bool, []byte) {
 		t = []byte("duration_ms: " + phDur) // TAP (node --test): a test's time
 	case c >= 0xc3 && c <= 0xe2:
 		t = trimDur(t)
+	case c == 'S' && hasWord(t, "SyntaxError: "):
+		t = syntaxPosition(t)
 	}
 
 	// Blocks that end at a line of their own come first: what they hold
@@ -895,6 +897,21 @@ func classify(t, raw []byte, indent int) (act, kind int) {
 // printed only when it is long enough.
 func trimDur(t []byte) []byte {
 	return bytes.TrimSuffix(bytes.TrimSuffix(t, []byte(" ("+phDur+")")), []byte(" "+phDur))
+}
+
+// syntaxPosition drops the position at the end of a JavaScript parser's
+// "SyntaxError: file: message (1406:1)", whose code frame follows and
+// shows the source.
+func syntaxPosition(t []byte) []byte {
+	if len(t) < 5 || t[len(t)-1] != ')' {
+		return t
+	}
+	o := bytes.LastIndexByte(t, '(')
+	c := bytes.IndexByte(t[o+1:], ':')
+	if o < 0 || c < 1 || !allDigits(t[o+1:o+1+c]) || !allDigits(t[o+2+c:len(t)-1]) || o+2+c == len(t)-1 {
+		return t
+	}
+	return append(append([]byte(nil), t[:o+1]...), phLine+")"...)
 }
 
 // goBuildTitle reports whether t, which starts with "# ", is go build's

@@ -107,6 +107,8 @@ func TestReportRules(t *testing.T) {
 			"TAP version 13\n\nnot ok 1 - adds\n---\nduration_ms: <dur>\nexpected: 3\nactual: 2\n"},
 		{"go build titles, not other comments", "# example.com/a [example.com/a.test]\na.go:3:1: x\n\n# a comment with words\n",
 			"# a comment with words\n\n# example.com/a [example.com/a.test]\na.go:3: x\n"},
+		{"a JavaScript parser's position", "SyntaxError: /home/ci/src/app/p.js: Unexpected token, expected \",\" (1406:1)\n> 1406 | {\n",
+			"SyntaxError: <root>/p.js: Unexpected token, expected \",\" (<line>)\n> | {\n"},
 		{"unittest's elision", "AssertionError: b'Traceback:\\n Fil[803 chars]te' != b''\n", "AssertionError: b'Traceback:\\n Fil[<n> chars]te' != b''\n"},
 		{"python's on line", "E IndentationError: expected an indented block after 'if' statement on line 398\n", "E IndentationError: expected an indented block after 'if' statement on line <line>\n"},
 		{"unrecognised output keeps the line rules", "step 1\n  building 2026-01-02T15:04:05Z\nstep 2 failed: exit status 3\n",

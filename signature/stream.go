@@ -258,8 +258,8 @@ func (st *stream) line2(b []byte) {
 		st.out = st.out[:start]
 		return
 	}
-	if len(t) != len(st.out)-start {
-		st.out = append(st.out[:start], t...)
+	if len(t) != len(st.out)-start || &t[0] != &st.out[start] {
+		st.out = append(st.out[:start], t...) // the report rules changed it
 	}
 	st.out = append(st.out, '\n')
 	st.rep.inOrder = true
