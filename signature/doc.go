@@ -147,8 +147,9 @@
 //   - pytest: "___ test ___" up to the next or a section; "FAILED …" and
 //     "ERROR …" summary lines. Dropped: the session header (platform,
 //     rootdir, plugins, collected), progress ("tests/x.py ..F. [ 40%]"),
-//     section titles and the totals line, and the warnings summary,
-//     PASSES and slowest durations sections.
+//     section titles and the totals line, pytest-xdist's "[gw0] [ 50%] …"
+//     lines, and the warnings summary, PASSES and slowest durations
+//     sections.
 //   - unittest: "FAIL: test" and "ERROR: test" with their tracebacks.
 //     Dropped: the progress dots, "Ran N tests in …".
 //   - vitest and jest: "FAIL file > test" up to the next or a rule;

@@ -856,8 +856,8 @@ func classify(t, raw []byte, indent int) (act, kind int) {
 			return aDrop, 0
 		}
 	case '[':
-		if hasWord(t, "[INFO]") {
-			return aDrop, 0
+		if hasWord(t, "[INFO]") || hasWord(t, "[gw") && len(t) > 3 && isDigit(t[3]) {
+			return aDrop, 0 // maven's progress; pytest-xdist's, in the order workers finish
 		}
 	case '>':
 		if hasWord(t, "> Task :") {

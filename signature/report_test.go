@@ -97,6 +97,8 @@ func TestReportRules(t *testing.T) {
 			"FAIL src/b.test.ts > adds\nAssertionError: expected 3 to be 4\n| expect(add(1, 2)).toBe(4)\n| ^\n❯ src/b.test.ts:<line>\n"},
 		{"pytest", "============================= test session starts ==============================\nplatform linux -- Python 3.11.2, pytest-7.2.1\nrootdir: /home/ci/src/app\ncollected 4 items\n\ntests/test_a.py F.F.                                                     [100%]\n=================== 2 failed, 2 passed in 0.06s ===================\n",
 			""},
+		{"pytest-xdist progress", "[gw1] [ 50%] FAILED tests/test_a.py::test_b\n[gw0] [100%] PASSED tests/test_a.py::test_a\nFAILED tests/test_a.py::test_b - assert 1 == 2\n",
+			"FAILED tests/test_a.py::test_b - assert 1 == 2\n"},
 		{"unittest", "F.E\n======================================================================\nFAIL: test_add (t.T.test_add)\n----------------------------------------------------------------------\nAssertionError: 4 != 3\n\n----------------------------------------------------------------------\nRan 3 tests in 0.003s\n",
 			"FAIL: test_add (t.T.test_add)\nAssertionError: 4 != 3\n"},
 		{"workspace root and caches", "/home/ci/src/app/x.go /home/ci/src/apps/y.go /root/go/pkg/mod/github.com/a/b@v1.2.3/c.go\n/usr/lib/python3/dist-packages/_pytest/x.py /home/ci/.cargo/registry/src/index.crates.io-1949cf8c6b5b557f/serde-1.0.2/src/de.rs /home/ci/src/app/node_modules/.pnpm/vitest@4/node_modules/vitest/dist/x.js\n",
