@@ -113,7 +113,8 @@
 // (…/.cargo/registry/src/index…/serde-1.0.0/ becomes <cargo>/serde-1.0.0/)
 // and node_modules (the last one in the path: <node_modules>/).
 //
-// unittest's elision "[803 chars]" becomes "[<n> chars]": it counts what it
+// A no-break space (U+00A0) is a blank: some tools print it or a space
+// at random (go-cmp's diffs). unittest's elision "[803 chars]" becomes "[<n> chars]": it counts what it
 // hides, such as paths. Python's "statement on line 398" becomes "on line
 // <line>". An ordinal after a blank or "(" becomes #<n> ("failed at #2841" counts
 // iterations, often of random input); in a name (case#02) it stays.

@@ -59,6 +59,28 @@ type report struct {
 
 	json   []byte // the output of a go test -json event
 	inJSON bool   // its lines are being read
+
+	nbsp []byte // a line whose no-break spaces became spaces
+}
+
+// blanks returns line with its no-break spaces (U+00A0) as spaces: some
+// tools print either at random (go-cmp's diffs, to keep tests from
+// depending on their exact output).
+func (r *report) blanks(line []byte) []byte {
+	if bytes.Index(line, []byte{0xc2, 0xa0}) < 0 {
+		return line
+	}
+	out := r.nbsp[:0]
+	for i := 0; i < len(line); i++ {
+		if line[i] == 0xc2 && i+1 < len(line) && line[i+1] == 0xa0 {
+			out = append(out, ' ')
+			i++
+			continue
+		}
+		out = append(out, line[i])
+	}
+	r.nbsp = out
+	return out
 }
 
 // jsonTest makes the lines that follow output of test name (from a go test

@@ -111,6 +111,7 @@ func TestReportRules(t *testing.T) {
 			"# a comment with words\n\n# example.com/a [example.com/a.test]\na.go:3: x\n"},
 		{"a JavaScript parser's position", "SyntaxError: /home/ci/src/app/p.js: Unexpected token, expected \",\" (1406:1)\n> 1406 | {\n",
 			"SyntaxError: <root>/p.js: Unexpected token, expected \",\" (<line>)\n> | {\n"},
+		{"no-break spaces are blanks", "-\u00a0\u00a0Name: \"a\",\n+ \u00a0Name: \"b\",\n", "- Name: \"a\",\n+ Name: \"b\",\n"},
 		{"unittest's elision", "AssertionError: b'Traceback:\\n Fil[803 chars]te' != b''\n", "AssertionError: b'Traceback:\\n Fil[<n> chars]te' != b''\n"},
 		{"python's on line", "E IndentationError: expected an indented block after 'if' statement on line 398\n", "E IndentationError: expected an indented block after 'if' statement on line <line>\n"},
 		{"unrecognised output keeps the line rules", "step 1\n  building 2026-01-02T15:04:05Z\nstep 2 failed: exit status 3\n",

@@ -45,6 +45,7 @@ func init() {
 	class[' '], class['\t'] = cSpace, cSpace
 	class['/'], class[':'], class['('], class['#'] = cSpecial, cSpecial, cSpecial, cSpecial
 	class['\r'], class[0x1b] = cSpecial, cSpecial // resolved before the rules
+	class[0xc2] = cSpecial                         // v2: U+00A0 no-break space
 
 	for _, c := range []byte("-/:. \t") {
 		afterShortNumber[c] = true
@@ -289,6 +290,11 @@ func (s *scanner) appendLine(out, b []byte, paths bool) ([]byte, bool) {
 					mark, i = e, e
 					continue
 				}
+			}
+			i++
+		case 0xc2:
+			if paths && i+1 < n && b[i+1] == 0xa0 {
+				return out[:lineStart], false // v2: a no-break space is a blank
 			}
 			i++
 		case '#':

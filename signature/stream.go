@@ -240,6 +240,7 @@ func (st *stream) line2(b []byte) {
 		raw = st.prepare(b)
 		if st.out, ok = st.sc.appendLine(st.out, raw, true); !ok {
 			raw = st.sc.workspacePaths(&st.rep.paths, raw)
+			raw = st.rep.blanks(raw)
 			st.out, _ = st.sc.appendLine(st.out, raw, false)
 		}
 	}
