@@ -45,7 +45,7 @@ func init() {
 	class[' '], class['\t'] = cSpace, cSpace
 	class['/'], class[':'], class['('], class['#'] = cSpecial, cSpecial, cSpecial, cSpecial
 	class['\r'], class[0x1b] = cSpecial, cSpecial // resolved before the rules
-	class[0xc2] = cSpecial                         // v2: U+00A0 no-break space
+	class[0xc2] = cSpecial                        // v2: U+00A0 no-break space
 
 	for _, c := range []byte("-/:. \t") {
 		afterShortNumber[c] = true
