@@ -176,8 +176,10 @@
 // no rule recognises is normalized as by V1, less its blank lines (which
 // only end blocks here) and with the workspace paths replaced.
 //
-// Bounds: a block is cut to its first 16 KiB; at most 1024 blocks and 2
-// MiB of them are kept, those with the smallest values of a fixed hash, so
+// Bounds: a block is cut to its first 16 KiB; the output of at most 1024
+// unfinished go -v tests, 1 MiB, waits for their end (beyond that, a
+// piece is a block of its own); at most 1024 blocks and 2 MiB of them are
+// kept, those with the smallest values of a fixed hash, so
 // that which are kept depends on the blocks, not on their order.
 //
 // # Speed and memory

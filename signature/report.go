@@ -16,7 +16,7 @@ const (
 	maxBlocks     = 1024
 	maxBlockBytes = 2 << 20
 	maxTests      = 1024    // tests whose streamed output is being gathered
-	maxTestBytes  = 2 << 20 // and their output
+	maxTestBytes  = 1 << 20 // and their output
 )
 
 // Kinds of failure block, by what ends them.

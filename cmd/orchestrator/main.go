@@ -35,10 +35,11 @@ func main() {
 // state, maybe write it, and exit (check, lint, status, …): nearly all they
 // allocate stays live until they exit, so collecting only costs time, and
 // costs more the bigger the queue. A memory limit brings the collector back
-// if a huge queue needs it. Long-running commands keep the default; GOGC or
-// GOMEMLIMIT in the environment win.
+// if a huge queue needs it. Long-running commands, and those that read a
+// command's output as it comes, keep the default; GOGC or GOMEMLIMIT in the
+// environment win.
 func tuneGC(c *command) {
-	if c.longRunning || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+	if c.longRunning || c.streams || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	debug.SetMemoryLimit(1 << 30)
