@@ -169,6 +169,12 @@
 //     block, "✖ N problems" is dropped; maven: "[INFO]" lines and gradle's
 //     "> Task" lines are dropped.
 //
+// When a Go test binary panics, the "--- FAIL: name" blocks of one line
+// go: which tests it reports as failed without a word depends on which
+// parallel tests were running; the panic and its stack tell the failure.
+// The end of an address in a repr that pytest cut in the middle
+// ("…_si...42df80>") becomes <hex>.
+//
 // A one-line block, and a test's line in a list (jest's "✕ name (12 ms)"),
 // loses the time at its end: runners print it only when it is long.
 //

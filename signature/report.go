@@ -61,6 +61,8 @@ type report struct {
 	inJSON bool   // its lines are being read
 
 	nbsp []byte // a line whose no-break spaces became spaces
+
+	panicked bool // a Go test binary panicked
 }
 
 // blanks returns line with its no-break spaces (U+00A0) as spaces: some
@@ -363,9 +365,15 @@ func (r *report) finish() [][]byte {
 		r.keep(b) // the order does not matter: keep's choice does not depend on it
 	}
 	r.tests, r.testBytes = nil, 0
-	bs := make([][]byte, len(r.blocks))
-	for i, k := range r.blocks {
-		bs[i] = k.b
+	bs := make([][]byte, 0, len(r.blocks))
+	for _, k := range r.blocks {
+		// When a test binary panics, which other tests it reports as
+		// failed, without a word, is a matter of timing (parallel tests
+		// running at the time); the panic and its stack tell the failure.
+		if r.panicked && bytes.HasPrefix(k.b, []byte("--- FAIL: ")) && bytes.IndexByte(k.b, '\n') == len(k.b)-1 {
+			continue
+		}
+		bs = append(bs, k.b)
 	}
 	slices.SortFunc(bs, bytes.Compare)
 	r.blocks, r.size = nil, 0
@@ -404,6 +412,8 @@ func (r *report) reportLine(t, raw []byte, indent int) (bool, []byte) {
 		t = trimDur(t)
 	case c == 'S' && hasWord(t, "SyntaxError: "):
 		t = syntaxPosition(t)
+	case c == 'p' && indent == 0 && hasWord(t, "panic: "):
+		r.panicked = true
 	}
 
 	// Blocks that end at a line of their own come first: what they hold

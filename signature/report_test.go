@@ -78,6 +78,8 @@ func TestReportRules(t *testing.T) {
 {"Time":"2026-11-24T21:44:33.05Z","Action":"fail","Package":"example.com/a","Test":"TestA","Elapsed":0}
 {"Time":"2026-11-24T21:44:33.05Z","Action":"output","Package":"example.com/a","Output":"FAIL\n"}
 `, "FAIL\n\n--- FAIL: TestA (<dur>)\n\n=== TestA\na_test.go:<line>: got \"x\"\n"},
+		{"go: after a panic, tests reported failed without a word go", "--- FAIL: TestDiff (0.04s)\n    --- FAIL: TestDiff/Project4/Equal (0.00s)\n--- FAIL: TestOther (0.00s)\n    x_test.go:3: bad\npanic: boom [recovered]\n",
+			"panic: boom [recovered]\n\n--- FAIL: TestOther (<dur>)\nx_test.go:<line>: bad\n"},
 		{"go panic keeps the innermost workspace frame's line",
 			"goroutine 7 [running]:\nruntime.panic()\n\t/usr/local/go/src/runtime/panic.go:860 +0x13a\nexample.com/a.f(...)\n\t/home/ci/src/app/a.go:98\nexample.com/a.g()\n\t/home/ci/src/app/a.go:120 +0x10\n",
 			"goroutine <n> [running]:\nruntime.panic()\n/usr/local/go/src/runtime/panic.go:<line> +<hex>\nexample.com/a.f(...)\n<root>/a.go:98\nexample.com/a.g()\n<root>/a.go:<line> +<hex>\n"},
@@ -112,6 +114,8 @@ func TestReportRules(t *testing.T) {
 		{"a JavaScript parser's position", "SyntaxError: /home/ci/src/app/p.js: Unexpected token, expected \",\" (1406:1)\n> 1406 | {\n",
 			"SyntaxError: <root>/p.js: Unexpected token, expected \",\" (<line>)\n> | {\n"},
 		{"no-break spaces are blanks", "-\u00a0\u00a0Name: \"a\",\n+ \u00a0Name: \"b\",\n", "- Name: \"a\",\n+ Name: \"b\",\n"},
+		{"the end of an address in a repr cut by pytest", "dicts = ({'_signatures': <module 'toolz._signatures' from '/home/ci/src/app/toolz/_si...42df80>, 'x': 1})\n",
+			"dicts = ({'_signatures': <module 'toolz._signatures' from '<root>/toolz/_si...<hex>>, 'x': 1})\n"},
 		{"unittest's elision", "AssertionError: b'Traceback:\\n Fil[803 chars]te' != b''\n", "AssertionError: b'Traceback:\\n Fil[<n> chars]te' != b''\n"},
 		{"python's on line", "E IndentationError: expected an indented block after 'if' statement on line 398\n", "E IndentationError: expected an indented block after 'if' statement on line <line>\n"},
 		{"unrecognised output keeps the line rules", "step 1\n  building 2026-01-02T15:04:05Z\nstep 2 failed: exit status 3\n",

@@ -208,6 +208,14 @@ func (s *scanner) appendLine(out, b []byte, paths bool) ([]byte, bool) {
 			} else if len(out) > lineStart {
 				prev = out[len(out)-1]
 			}
+			if s.v2 && f&cAlpha == 0 && prev == '.' && i >= 3 && b[i-2] == '.' && b[i-3] == '.' && j < n && b[j] == '>' {
+				// v2: the end of an address in a repr that pytest cut in
+				// the middle, "<function f at 0x7f...42df80>".
+				out = append(out, b[mark:i]...)
+				out = append(out, phHex...)
+				mark, i = j, j
+				continue
+			}
 			if s.v2 && f == cDigit {
 				// v2: unittest's elision "[803 chars]" counts text it
 				// hides, such as paths; Python's "statement on line 398"
