@@ -113,7 +113,8 @@
 // (…/.cargo/registry/src/index…/serde-1.0.0/ becomes <cargo>/serde-1.0.0/)
 // and node_modules (the last one in the path: <node_modules>/).
 //
-// unittest's elision "[803 chars]" becomes "[<n> chars]": it counts what it
+// A no-break space (U+00A0) is a blank: some tools print it or a space
+// at random (go-cmp's diffs). unittest's elision "[803 chars]" becomes "[<n> chars]": it counts what it
 // hides, such as paths. Python's "statement on line 398" becomes "on line
 // <line>". An ordinal after a blank or "(" becomes #<n> ("failed at #2841" counts
 // iterations, often of random input); in a name (case#02) it stays.
@@ -147,8 +148,9 @@
 //   - pytest: "___ test ___" up to the next or a section; "FAILED …" and
 //     "ERROR …" summary lines. Dropped: the session header (platform,
 //     rootdir, plugins, collected), progress ("tests/x.py ..F. [ 40%]"),
-//     section titles and the totals line, and the warnings summary,
-//     PASSES and slowest durations sections.
+//     section titles and the totals line, pytest-xdist's "[gw0] [ 50%] …"
+//     lines, and the warnings summary, PASSES and slowest durations
+//     sections.
 //   - unittest: "FAIL: test" and "ERROR: test" with their tracebacks.
 //     Dropped: the progress dots, "Ran N tests in …".
 //   - vitest and jest: "FAIL file > test" up to the next or a rule;
@@ -160,9 +162,18 @@
 //     diagnostics, whose duration_ms becomes <dur>. Dropped: "ok N - test"
 //     with its diagnostics, "# Subtest:" titles, the totals ("# tests 5",
 //     "# pass 4", "# duration_ms 12.5") and the plan ("1..5").
+//   - JavaScript parsers: the position at the end of "SyntaxError: file:
+//     message (1406:1)" becomes (<line>); the code frame after it shows
+//     the source.
 //   - tsc: "Found N errors" is dropped; eslint: a file's problems form a
 //     block, "✖ N problems" is dropped; maven: "[INFO]" lines and gradle's
 //     "> Task" lines are dropped.
+//
+// When a Go test binary panics, the "--- FAIL: name" blocks of one line
+// go: which tests it reports as failed without a word depends on which
+// parallel tests were running; the panic and its stack tell the failure.
+// The end of an address in a repr that pytest cut in the middle
+// ("…_si...42df80>") becomes <hex>.
 //
 // A one-line block, and a test's line in a list (jest's "✕ name (12 ms)"),
 // loses the time at its end: runners print it only when it is long.
@@ -171,8 +182,10 @@
 // no rule recognises is normalized as by V1, less its blank lines (which
 // only end blocks here) and with the workspace paths replaced.
 //
-// Bounds: a block is cut to its first 16 KiB; at most 1024 blocks and 2
-// MiB of them are kept, those with the smallest values of a fixed hash, so
+// Bounds: a block is cut to its first 16 KiB; the output of at most 1024
+// unfinished go -v tests, 1 MiB, waits for their end (beyond that, a
+// piece is a block of its own); at most 1024 blocks and 2 MiB of them are
+// kept, those with the smallest values of a fixed hash, so
 // that which are kept depends on the blocks, not on their order.
 //
 // # Speed and memory

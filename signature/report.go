@@ -16,7 +16,7 @@ const (
 	maxBlocks     = 1024
 	maxBlockBytes = 2 << 20
 	maxTests      = 1024    // tests whose streamed output is being gathered
-	maxTestBytes  = 2 << 20 // and their output
+	maxTestBytes  = 1 << 20 // and their output
 )
 
 // Kinds of failure block, by what ends them.
@@ -59,6 +59,30 @@ type report struct {
 
 	json   []byte // the output of a go test -json event
 	inJSON bool   // its lines are being read
+
+	nbsp []byte // a line whose no-break spaces became spaces
+
+	panicked bool // a Go test binary panicked
+}
+
+// blanks returns line with its no-break spaces (U+00A0) as spaces: some
+// tools print either at random (go-cmp's diffs, to keep tests from
+// depending on their exact output).
+func (r *report) blanks(line []byte) []byte {
+	if bytes.Index(line, []byte{0xc2, 0xa0}) < 0 {
+		return line
+	}
+	out := r.nbsp[:0]
+	for i := 0; i < len(line); i++ {
+		if line[i] == 0xc2 && i+1 < len(line) && line[i+1] == 0xa0 {
+			out = append(out, ' ')
+			i++
+			continue
+		}
+		out = append(out, line[i])
+	}
+	r.nbsp = out
+	return out
 }
 
 // jsonTest makes the lines that follow output of test name (from a go test
@@ -341,9 +365,15 @@ func (r *report) finish() [][]byte {
 		r.keep(b) // the order does not matter: keep's choice does not depend on it
 	}
 	r.tests, r.testBytes = nil, 0
-	bs := make([][]byte, len(r.blocks))
-	for i, k := range r.blocks {
-		bs[i] = k.b
+	bs := make([][]byte, 0, len(r.blocks))
+	for _, k := range r.blocks {
+		// When a test binary panics, which other tests it reports as
+		// failed, without a word, is a matter of timing (parallel tests
+		// running at the time); the panic and its stack tell the failure.
+		if r.panicked && bytes.HasPrefix(k.b, []byte("--- FAIL: ")) && bytes.IndexByte(k.b, '\n') == len(k.b)-1 {
+			continue
+		}
+		bs = append(bs, k.b)
 	}
 	slices.SortFunc(bs, bytes.Compare)
 	r.blocks, r.size = nil, 0
@@ -380,6 +410,10 @@ func (r *report) reportLine(t, raw []byte, indent int) (bool, []byte) {
 		t = []byte("duration_ms: " + phDur) // TAP (node --test): a test's time
 	case c >= 0xc3 && c <= 0xe2:
 		t = trimDur(t)
+	case c == 'S' && hasWord(t, "SyntaxError: "):
+		t = syntaxPosition(t)
+	case c == 'p' && indent == 0 && hasWord(t, "panic: "):
+		r.panicked = true
 	}
 
 	// Blocks that end at a line of their own come first: what they hold
@@ -854,8 +888,8 @@ func classify(t, raw []byte, indent int) (act, kind int) {
 			return aDrop, 0
 		}
 	case '[':
-		if hasWord(t, "[INFO]") {
-			return aDrop, 0
+		if hasWord(t, "[INFO]") || hasWord(t, "[gw") && len(t) > 3 && isDigit(t[3]) {
+			return aDrop, 0 // maven's progress; pytest-xdist's, in the order workers finish
 		}
 	case '>':
 		if hasWord(t, "> Task :") {
@@ -895,6 +929,21 @@ func classify(t, raw []byte, indent int) (act, kind int) {
 // printed only when it is long enough.
 func trimDur(t []byte) []byte {
 	return bytes.TrimSuffix(bytes.TrimSuffix(t, []byte(" ("+phDur+")")), []byte(" "+phDur))
+}
+
+// syntaxPosition drops the position at the end of a JavaScript parser's
+// "SyntaxError: file: message (1406:1)", whose code frame follows and
+// shows the source.
+func syntaxPosition(t []byte) []byte {
+	if len(t) < 5 || t[len(t)-1] != ')' {
+		return t
+	}
+	o := bytes.LastIndexByte(t, '(')
+	c := bytes.IndexByte(t[o+1:], ':')
+	if o < 0 || c < 1 || !allDigits(t[o+1:o+1+c]) || !allDigits(t[o+2+c:len(t)-1]) || o+2+c == len(t)-1 {
+		return t
+	}
+	return append(append([]byte(nil), t[:o+1]...), phLine+")"...)
 }
 
 // goBuildTitle reports whether t, which starts with "# ", is go build's

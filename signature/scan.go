@@ -45,6 +45,7 @@ func init() {
 	class[' '], class['\t'] = cSpace, cSpace
 	class['/'], class[':'], class['('], class['#'] = cSpecial, cSpecial, cSpecial, cSpecial
 	class['\r'], class[0x1b] = cSpecial, cSpecial // resolved before the rules
+	class[0xc2] = cSpecial                        // v2: U+00A0 no-break space
 
 	for _, c := range []byte("-/:. \t") {
 		afterShortNumber[c] = true
@@ -207,6 +208,14 @@ func (s *scanner) appendLine(out, b []byte, paths bool) ([]byte, bool) {
 			} else if len(out) > lineStart {
 				prev = out[len(out)-1]
 			}
+			if s.v2 && f&cAlpha == 0 && prev == '.' && i >= 3 && b[i-2] == '.' && b[i-3] == '.' && j < n && b[j] == '>' {
+				// v2: the end of an address in a repr that pytest cut in
+				// the middle, "<function f at 0x7f...42df80>".
+				out = append(out, b[mark:i]...)
+				out = append(out, phHex...)
+				mark, i = j, j
+				continue
+			}
 			if s.v2 && f == cDigit {
 				// v2: unittest's elision "[803 chars]" counts text it
 				// hides, such as paths; Python's "statement on line 398"
@@ -289,6 +298,11 @@ func (s *scanner) appendLine(out, b []byte, paths bool) ([]byte, bool) {
 					mark, i = e, e
 					continue
 				}
+			}
+			i++
+		case 0xc2:
+			if paths && i+1 < n && b[i+1] == 0xa0 {
+				return out[:lineStart], false // v2: a no-break space is a blank
 			}
 			i++
 		case '#':

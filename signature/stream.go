@@ -240,6 +240,7 @@ func (st *stream) line2(b []byte) {
 		raw = st.prepare(b)
 		if st.out, ok = st.sc.appendLine(st.out, raw, true); !ok {
 			raw = st.sc.workspacePaths(&st.rep.paths, raw)
+			raw = st.rep.blanks(raw)
 			st.out, _ = st.sc.appendLine(st.out, raw, false)
 		}
 	}
@@ -258,8 +259,8 @@ func (st *stream) line2(b []byte) {
 		st.out = st.out[:start]
 		return
 	}
-	if len(t) != len(st.out)-start {
-		st.out = append(st.out[:start], t...)
+	if len(t) != len(st.out)-start || &t[0] != &st.out[start] {
+		st.out = append(st.out[:start], t...) // the report rules changed it
 	}
 	st.out = append(st.out, '\n')
 	st.rep.inOrder = true

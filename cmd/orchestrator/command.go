@@ -29,6 +29,10 @@ type command struct {
 	// longRunning commands (run, watch, demo) live for hours; the others
 	// read the state, maybe write it, and exit.
 	longRunning bool
+	// streams commands (signature, fail) read a command's output, of any
+	// size, as it comes: what they allocate does not stay live, so they
+	// keep the collector too.
+	streams bool
 	// forPeople commands (human responses, pause, archive, …) are refused
 	// inside a loop of "orchestrator run": the agent must not answer its own
 	// escalations or lift a person's stop.

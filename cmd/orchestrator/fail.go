@@ -15,6 +15,7 @@ import (
 func init() {
 	register(&command{
 		name:    "fail",
+		streams: true,
 		summary: "record that an issue failed again",
 		usage: `Usage: orchestrator fail ID [--output FILE|-] [--type TYPE] [--json]
 

@@ -40,9 +40,10 @@ func main() {
 // starts when the heap reaches gcFreeHeap, means the command needs more;
 // from then on the collector paces by the live heap as usual, so memory
 // follows what the command holds, not what it has read. Long-running
-// commands keep the default; GOGC or GOMEMLIMIT in the environment win.
+// commands, and those that read a command's output as it comes, keep the
+// default; GOGC or GOMEMLIMIT in the environment win.
 func tuneGC(c *command) {
-	if c.longRunning || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
+	if c.longRunning || c.streams || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
 	debug.SetGCPercent(-1)

@@ -13,6 +13,7 @@ import (
 func init() {
 	register(&command{
 		name:    "signature",
+		streams: true,
 		summary: "print the failure signature of some output",
 		usage: `Usage: orchestrator signature [--raw] [--explain] [--root DIR] [FILE|-]
 
