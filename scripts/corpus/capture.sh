@@ -389,7 +389,7 @@ proj_go_cmp() {
 }
 
 proj_go_pflag() {
-	desc="github.com/spf13/pflag v1.0.5 from the Go module proxy; go test -vet=off, -v."
+	desc="github.com/spf13/pflag v1.0.5 from the Go module proxy; go test -vet=off, -v, -json."
 	go_src github.com/spf13/pflag@v1.0.5
 	# Its tests fail today's vet (a redundant newline in a Println).
 	cmd='go test -vet=off ./...'
@@ -399,6 +399,7 @@ proj_go_pflag() {
 	bug unused@set flag.go sub '\tnormalName := f\.normalizeFlagName\(name\)\n\tflag, ok := f\.formal\[normalName\]\n' $'\tnormalName := f.normalizeFlagName(name)\n\tunused := 0\n\tflag, ok := f.formal[normalName]\n'
 	bug nilderef@set flag.go after '^func \(f \*FlagSet\) Set\(name, value string\) error' $'\tvar np *int\n\t_ = *np' 'go test -vet=off -v ./...'
 	bug nilderef@setvalue flag.go sub '\n\terr := flag\.Value\.Set\(value\)\n' $'\n\tvar np *int\n\t_ = *np\n\terr := flag.Value.Set(value)\n' 'go test -vet=off -v ./...'
+	bug offbyone@intstring int.go sub 'return strconv\.Itoa\(int\(\*i\)\)' 'return strconv.Itoa(int(*i) + 1)' 'go test -vet=off -json ./...'
 	bug undefined@bool bool.go sub 'strconv\.ParseBool\(' 'strconv.ParseBoolean('
 	capture holdout go pflag
 }
