@@ -173,15 +173,19 @@ func (c *tally) add(equal bool) {
 	}
 }
 
+// of returns how many pairs have equal signatures, or different ones.
+func (c tally) of(equal bool) int {
+	if equal {
+		return c.equal
+	}
+	return c.pairs - c.equal
+}
+
 func (c tally) rate(equal bool) float64 {
 	if c.pairs == 0 {
 		return 0
 	}
-	n := c.pairs - c.equal
-	if equal {
-		n = c.equal
-	}
-	return float64(n) / float64(c.pairs)
+	return float64(c.of(equal)) / float64(c.pairs)
 }
 
 // corpusFigures are the pair counts of one set under one rule set, by class
@@ -266,11 +270,7 @@ func (f *corpusFigures) log(t *testing.T, label string) {
 			if name == "" {
 				name = "all"
 			}
-			n := c.pairs - c.equal
-			if equal {
-				n = c.equal
-			}
-			t.Logf("%s: %s pairs, %s: %d/%d %s (%.1f%%)", label, what, name, n, c.pairs, verb, 100*c.rate(equal))
+			t.Logf("%s: %s pairs, %s: %d/%d %s (%.1f%%)", label, what, name, c.of(equal), c.pairs, verb, 100*c.rate(equal))
 		}
 	}
 	show("same-failure", f.same, false, "split")
@@ -310,7 +310,7 @@ func TestCorpus(t *testing.T) {
 
 			if r := def.same[""].rate(false); r > maxSplitRate {
 				t.Errorf("%s: %.1f%% of same-failure pairs split (%d/%d), want at most %.0f%%",
-					set, 100*r, def.same[""].pairs-def.same[""].equal, def.same[""].pairs, 100*maxSplitRate)
+					set, 100*r, def.same[""].of(false), def.same[""].pairs, 100*maxSplitRate)
 			}
 			for _, m := range def.merges {
 				t.Errorf("%s: different bugs merged: %s", set, m)

@@ -27,9 +27,9 @@
 # Bug names are KIND@LOC: bugs of one KIND at different LOCs are the same
 # error at another line; different KINDs are different bugs.
 #
-# Needs: go, /usr/bin/python3 with python3-pytest and the Debian packages
-# named below, cargo, node and npm, perl, gzip. Installs nothing itself;
-# see signature/testdata/corpus/README.md for the packages.
+# Needs go, cargo, node and npm, perl, gzip, and /usr/bin/python3 with the
+# Debian packages that signature/testdata/corpus/README.md lists; it
+# installs nothing itself. A project's npm packages are fetched with npm.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -296,7 +296,7 @@ proj_go_sync() {
 }
 
 proj_go_humanize() {
-	desc="github.com/dustin/go-humanize v1.0.1 from the Go module proxy; go test, -v."
+	desc="github.com/dustin/go-humanize v1.0.1 from the Go module proxy; go test, -v, -json."
 	go_src github.com/dustin/go-humanize@v1.0.1
 	cmd='go test ./...'
 	bug wrongconst@bytes bytes.go sub 'KByte = IByte \* 1000' 'KByte = IByte * 1024'
@@ -305,6 +305,7 @@ proj_go_humanize() {
 	bug dupcase@ordinal ordinals.go sub 'case 3:' 'case 2:'
 	bug nilderef@ftoa ftoa.go after '^func FormatFloat\(|^func Ftoa\(' $'\tvar np *int\n\t_ = *np'
 	bug nilderef@si si.go after '^func ComputeSI\(' $'\tvar np *int\n\t_ = *np'
+	bug wrongconst@siprefix si.go sub '3:   "k", // kilo' '3:   "K", // kilo' 'go test -json ./...'
 	bug undefined@times times.go sub 'func Time\(then time\.Time\) string \{\n\treturn RelTime\(' $'func Time(then time.Time) string {\n\treturn RelTimeX('
 	capture train go humanize
 }
@@ -337,19 +338,38 @@ proj_rust_semver() {
 }
 
 proj_js_papaparse() {
-	desc="papaparse 5.4.1 from the npm registry (tests shipped in the package); its mocha-style tests under jest 29."
-	npm_src papaparse@5.4.1 jest@29 chai@4
+	desc="papaparse 5.4.1 from the npm registry (tests shipped in the package); its mocha-style tests under jest 29 and vitest 3."
+	npm_src papaparse@5.4.1 jest@29 vitest@3 chai@4
 	# Jest runs its mocha-style tests (describe, it, done, chai's assert) as
 	# they are, but for the few that read files through a browser's
-	# XMLHttpRequest, which node lacks.
+	# XMLHttpRequest, which node lacks; vitest, which has no done callback,
+	# runs them less the two groups that use one.
 	cmd="npx jest --ci --testMatch '**/tests/test-cases.js' -t '^(?!.*(Simple file|lots of empty lines|Complete is called with all results if neither|Step exposes indexes for|Quoted line breaks near chunk)).*'"
+	printf '%s\n' "export default { test: { include: ['tests/test-cases.js'], globals: true } };" >"$npm_dir/vitest.config.mjs"
+	local vitest="npx vitest run -t '^(?!(Parse Async Tests|Custom Tests) )'"
 	bug flipcmp@guessdelim papaparse.js sub 'if \(\(typeof bestDelta === .undefined. \|\| delta <= bestDelta\)' 'if ((typeof bestDelta === '"'"'undefined'"'"' || delta > bestDelta)'
 	bug wrongconst@unparse papaparse.js sub "var _delimiter = ',';" "var _delimiter = ';';"
 	bug typeerr@parser papaparse.js sub '\tfunction Parser\(config\)\n\t\{\n' $'\tfunction Parser(config)\n\t{\n\t\tvar missing = null; missing.config = config;\n'
 	bug typeerr@jsontocsv papaparse.js sub '\tfunction JsonToCsv\(_input, _config\)\n\t\{\n' $'\tfunction JsonToCsv(_input, _config)\n\t{\n\t\tvar missing = null; missing.config = _config;\n'
 	bug syntax@parser papaparse.js sub '\tfunction Parser\(config\)\n\t\{\n' $'\tfunction Parser(config\n\t{\n'
 	bug offbyone@newline papaparse.js sub 'numWithN >= r\.length / 2' 'numWithN >= r.length / 2 + 1'
+	bug wrongconst@quote papaparse.js sub "var _quoteChar = '\"';" "var _quoteChar = \"'\";" "$vitest"
+	bug nullref@serialize papaparse.js sub '\t\tfunction serialize\(fields, data, skipEmptyLines\)\n\t\t\{\n' $'\t\tfunction serialize(fields, data, skipEmptyLines)\n\t\t{\n\t\t\tvar missing = null; missing.fields = fields;\n' "$vitest"
+	bug nullref@guessdelim papaparse.js sub '\t\tfunction guessDelimiter\(input, newline, skipEmptyLines, comments, delimitersToGuess\) \{\n' $'\t\tfunction guessDelimiter(input, newline, skipEmptyLines, comments, delimitersToGuess) {\n\t\t\tvar missing = null; missing.fields = input;\n' "$vitest"
 	capture train js papaparse
+}
+
+proj_ts_typefest() {
+	desc="type-fest 4.10.0 (TypeScript types) from the npm registry; tsc 5.3, plain and --pretty."
+	npm_src type-fest@4.10.0 typescript@5.3
+	cmd='npx tsc --noEmit --strict --target es2022 --lib es2022,dom index.d.ts'
+	local pretty="$cmd --pretty"
+	bug typo@partialdeepmap source/partial-deep.d.ts sub 'T extends ReadonlyMap<infer KeyType, infer ValueType>' 'T extends ReadonlyMapp<infer KeyType, infer ValueType>'
+	bug typo@partialdeephelper source/partial-deep.d.ts sub '\{\} & ReadonlyMap<PartialDeep<KeyType, Options>' '{} & ReadonlyMapp<PartialDeep<KeyType, Options>'
+	bug arity@readonlydeep source/readonly-deep.d.ts sub 'Readonly<ReadonlyMap<ReadonlyDeep<KeyType>, ' 'Readonly<ReadonlyMap<ReadonlyDeep<KeyType, ValueType>, ' "$pretty"
+	bug syntax@simplify source/simplify.d.ts sub 'export type Simplify<T> = \{\[KeyType in keyof T\]: T\[KeyType\]\} & \{\};' 'export type Simplify<T> = {[KeyType in keyof T: T[KeyType]} & {};' "$pretty"
+	bug badimport@merge source/merge.d.ts sub 'import type \{Simplify\} from .\./simplify.;' "import type {Simplify} from './simplifies';"
+	capture train ts typefest
 }
 
 # holdout
@@ -369,7 +389,7 @@ proj_go_cmp() {
 }
 
 proj_go_pflag() {
-	desc="github.com/spf13/pflag v1.0.5 from the Go module proxy; go test -vet=off, -v."
+	desc="github.com/spf13/pflag v1.0.5 from the Go module proxy; go test -vet=off, -v, -json."
 	go_src github.com/spf13/pflag@v1.0.5
 	# Its tests fail today's vet (a redundant newline in a Println).
 	cmd='go test -vet=off ./...'
@@ -379,6 +399,7 @@ proj_go_pflag() {
 	bug unused@set flag.go sub '\tnormalName := f\.normalizeFlagName\(name\)\n\tflag, ok := f\.formal\[normalName\]\n' $'\tnormalName := f.normalizeFlagName(name)\n\tunused := 0\n\tflag, ok := f.formal[normalName]\n'
 	bug nilderef@set flag.go after '^func \(f \*FlagSet\) Set\(name, value string\) error' $'\tvar np *int\n\t_ = *np' 'go test -vet=off -v ./...'
 	bug nilderef@setvalue flag.go sub '\n\terr := flag\.Value\.Set\(value\)\n' $'\n\tvar np *int\n\t_ = *np\n\terr := flag.Value.Set(value)\n' 'go test -vet=off -v ./...'
+	bug offbyone@intstring int.go sub 'return strconv\.Itoa\(int\(\*i\)\)' 'return strconv.Itoa(int(*i) + 1)' 'go test -vet=off -json ./...'
 	bug undefined@bool bool.go sub 'strconv\.ParseBool\(' 'strconv.ParseBoolean('
 	capture holdout go pflag
 }
@@ -447,7 +468,7 @@ proj_js_url() {
 	capture holdout js url
 }
 
-all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse
+all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url)
 
 main() {
