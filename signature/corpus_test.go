@@ -37,6 +37,12 @@ type corpusProject struct {
 	bugs []*corpusBug
 }
 
+// corpusSets are the corpus's sets: train, the projects the rules may be
+// tuned on; holdout, other projects and bugs; blind, others again, captured
+// after the rules were settled and never used to tune them. Each is held to
+// the same bar.
+var corpusSets = []string{"train", "holdout", "blind"}
+
 // corpusRuns are the runs of one bug; the first three are required.
 var corpusRuns = []string{"a", "b", "c", "s"}
 
@@ -283,7 +289,7 @@ func (f *corpusFigures) log(t *testing.T, label string) {
 // at most 5% of same-failure pairs split, no different-bug pair merges, and
 // the same error at another line merges no more often than under v1.
 func TestCorpus(t *testing.T) {
-	for _, set := range []string{"train", "holdout"} {
+	for _, set := range corpusSets {
 		t.Run(set, func(t *testing.T) {
 			ps := readCorpus(t, set)
 			if len(ps) == 0 {
@@ -328,7 +334,7 @@ func TestCorpus(t *testing.T) {
 // TestCorpusCheckouts guards the corpus itself: b and s ran in the checkout
 // of a, and c in another one, or the pairs would not measure what they claim.
 func TestCorpusCheckouts(t *testing.T) {
-	for _, set := range []string{"train", "holdout"} {
+	for _, set := range corpusSets {
 		for _, p := range readCorpus(t, set) {
 			for _, b := range p.bugs {
 				if b.root["a"] == b.root["c"] {
