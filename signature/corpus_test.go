@@ -23,6 +23,15 @@ import (
 // and c of one bug) allowed to get different signatures.
 const maxSplitRate = 0.05
 
+// maxSplits holds a set that misses maxSplitRate to what it was measured at
+// when it was captured, so that it guards against getting worse without
+// claiming the bar. The blind set was measured once with rules never tuned
+// on it: 5 of its 81 same-failure pairs split (6.2%), all in go-lru, whose
+// failing runs print different text from run to run (the race detector
+// reports a different set of races; an unseeded random test reaches the
+// same panic through other callers).
+var maxSplits = map[string]int{"blind": 5}
+
 // corpusBug is one injected bug of a corpus project.
 type corpusBug struct {
 	name, kind string
@@ -36,6 +45,12 @@ type corpusProject struct {
 	lang string
 	bugs []*corpusBug
 }
+
+// corpusSets are the corpus's sets: train, the projects the rules may be
+// tuned on; holdout, other projects and bugs; blind, others again, captured
+// after the rules were settled and never used to tune them. Each is held to
+// the same bar, but for the blind set's split pairs (maxSplits).
+var corpusSets = []string{"train", "holdout", "blind"}
 
 // corpusRuns are the runs of one bug; the first three are required.
 var corpusRuns = []string{"a", "b", "c", "s"}
@@ -280,10 +295,11 @@ func (f *corpusFigures) log(t *testing.T, label string) {
 }
 
 // TestCorpus holds the signature rules to the bar on the corpus: on each set,
-// at most 5% of same-failure pairs split, no different-bug pair merges, and
+// at most 5% of same-failure pairs split (the blind set: no more than
+// measured, maxSplits), no different-bug pair merges, and
 // the same error at another line merges no more often than under v1.
 func TestCorpus(t *testing.T) {
-	for _, set := range []string{"train", "holdout"} {
+	for _, set := range corpusSets {
 		t.Run(set, func(t *testing.T) {
 			ps := readCorpus(t, set)
 			if len(ps) == 0 {
@@ -308,7 +324,11 @@ func TestCorpus(t *testing.T) {
 				t.Logf("%s default: same error at another line merged: %s", set, s)
 			}
 
-			if r := def.same[""].rate(false); r > maxSplitRate {
+			if max, ok := maxSplits[set]; ok {
+				if n := def.same[""].pairs - def.same[""].equal; n > max {
+					t.Errorf("%s: %d same-failure pairs split, more than the %d measured when the set was captured", set, n, max)
+				}
+			} else if r := def.same[""].rate(false); r > maxSplitRate {
 				t.Errorf("%s: %.1f%% of same-failure pairs split (%d/%d), want at most %.0f%%",
 					set, 100*r, def.same[""].of(false), def.same[""].pairs, 100*maxSplitRate)
 			}
@@ -328,7 +348,7 @@ func TestCorpus(t *testing.T) {
 // TestCorpusCheckouts guards the corpus itself: b and s ran in the checkout
 // of a, and c in another one, or the pairs would not measure what they claim.
 func TestCorpusCheckouts(t *testing.T) {
-	for _, set := range []string{"train", "holdout"} {
+	for _, set := range corpusSets {
 		for _, p := range readCorpus(t, set) {
 			for _, b := range p.bugs {
 				if b.root["a"] == b.root["c"] {
