@@ -88,14 +88,31 @@ func (l EventLog) Record(ev Event) error {
 	if err := os.MkdirAll(l.paths().Logs(), 0o755); err != nil {
 		return err
 	}
-	j, err := json.Marshal(ev)
+	lines, err := l.Lines(ev)
 	if err != nil {
 		return err
 	}
-	if err := appendFile(l.paths().Ledger(), append(j, '\n')); err != nil {
-		return err
+	for _, ln := range lines {
+		if err := appendFile(ln.Path, ln.Line); err != nil {
+			return err
+		}
 	}
-	return appendFile(l.paths().TextLog(), []byte(textLine(ev)))
+	return nil
+}
+
+// Lines renders events as the lines Record would append, for a change
+// that appends them with its writes (issuequeue.Change.Log).
+func (l EventLog) Lines(evs ...Event) ([]issuequeue.LogLine, error) {
+	var out []issuequeue.LogLine
+	for _, ev := range evs {
+		j, err := json.Marshal(ev)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, issuequeue.LogLine{Path: l.paths().Ledger(), Line: append(j, '\n')},
+			issuequeue.LogLine{Path: l.paths().TextLog(), Line: []byte(textLine(ev))})
+	}
+	return out, nil
 }
 
 func appendFile(path string, b []byte) error {

@@ -172,19 +172,22 @@ func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output,
 		if d.Halted {
 			rep.Status = issuequeue.StatusEscalated
 		}
+		// The events are part of the change: the daily budgets and the
+		// repeats across issues count failures from the ledger.
+		events := []Event{{Time: now, Event: EvAttempt, IssueID: id, RunID: st.RunID, Attempt: d.Attempt, Status: "failed",
+			FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error}}
+		if d.Halted {
+			events = append(events, Event{Time: now, Event: EvEscalated, IssueID: id, RunID: st.RunID, Reason: "same_failure_repeated",
+				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because})
+		}
+		lines, err := o.log().Lines(events...)
+		if err != nil {
+			return issuequeue.Change{}, err
+		}
 		after := func() error {
-			lg := o.log()
-			if err := lg.Record(Event{Time: now, Event: EvAttempt, IssueID: id, RunID: st.RunID, Attempt: d.Attempt, Status: "failed",
-				FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error}); err != nil {
-				return err
-			}
 			fmt.Fprintf(o.Stdout, "%s %s: signature %s, repeat %d/%d\n", id, failType, sig, d.RepeatCount, threshold)
 			if !d.Halted {
 				return nil
-			}
-			if err := lg.Record(Event{Time: now, Event: EvEscalated, IssueID: id, RunID: st.RunID, Reason: "same_failure_repeated",
-				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because}); err != nil {
-				return err
 			}
 			ti := o.tmplIssue(is)
 			ti.Signature, ti.RepeatCount, ti.Status = sig, d.RepeatCount, issuequeue.StatusEscalated
@@ -197,7 +200,7 @@ func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output,
 			}
 			return o.render("halted", templates.Halted{Issue: ti, Threshold: threshold, Command: o.invocation()})
 		}
-		return issuequeue.Change{Queue: d.Edits, After: after}, nil
+		return issuequeue.Change{Queue: d.Edits, Log: lines, After: after}, nil
 	})
 	return rep, err
 }

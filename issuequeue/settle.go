@@ -24,7 +24,7 @@ const (
 	SettleTime = 2 * time.Second
 	// settleQuiet is how long a file must be left alone to count as
 	// settled: a save takes a few milliseconds.
-	settleQuiet = 500 * time.Millisecond
+	settleQuiet = 300 * time.Millisecond
 	// settlePoll bounds the interval between two looks at the file.
 	settlePoll = 25 * time.Millisecond
 )

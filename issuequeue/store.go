@@ -151,6 +151,12 @@ type Store struct {
 }
 
 // Change is what an update writes.
+// LogLine is a line to append to an event log.
+type LogLine struct {
+	Path string
+	Line []byte // ends with a newline
+}
+
 type Change struct {
 	Queue []Edit
 	State []Edit
@@ -159,6 +165,10 @@ type Change struct {
 	// neither file, and an issue the archive holds already is replaced by
 	// the queue's copy.
 	Move []string
+	// Log lists lines to append to event logs once the files are written,
+	// as part of the change: if a kill comes first, the next command
+	// appends them.
+	Log []LogLine
 	// After, if not nil, runs once both files are written, still under the
 	// write lock: for output and log entries that must follow the write and
 	// not interleave with another command's.
@@ -253,14 +263,24 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 			}
 		}
 		if len(ch.Queue) == 0 {
+			if len(ch.State) > 0 && len(ch.Log) > 0 {
+				// The state file and the logs are written: the
+				// change needs its record like any of two files.
+				if err := s.writeIntent(intent{Log: logIntent(ch.Log), Files: []intentFile{
+					{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src), After: sum(sNext)},
+				}}); err != nil {
+					return err
+				}
+				intended = true
+			}
 			break
 		}
 		next, err := q.Apply(ch.Queue...)
 		if err != nil {
 			return err
 		}
-		if intended = len(moves) > 0 || len(ch.State) > 0; intended {
-			err := s.writeIntent(intent{Moves: moves, Files: []intentFile{
+		if intended = len(moves) > 0 || len(ch.State) > 0 || len(ch.Log) > 0; intended {
+			err := s.writeIntent(intent{Moves: moves, Log: logIntent(ch.Log), Files: []intentFile{
 				{Name: QueueFile, Edits: encodeEdits(ch.Queue), Old: excerpt(q.d, ch.Queue), After: sum(next)},
 				{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src), After: sum(sNext)},
 			}})
@@ -309,6 +329,11 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 		err := set.replace(ctx, s.State(), sOrig, sNext, func(cur []byte) ([]byte, error) { return st.Rebase(cur, ch.State...) })
 		if err != nil {
 			return err // the queue is written: the next command completes the change
+		}
+	}
+	for _, l := range ch.Log {
+		if err := appendLine(l.Path, l.Line); err != nil {
+			return err // the next command appends what is missing
 		}
 	}
 	if intended {
