@@ -222,11 +222,15 @@ func (o *Orchestrator) ResolveFromLoop(ctx context.Context, id string) error {
 				return o.log().Record(Event{Time: now, Event: EvResolveClaimed, IssueID: id, RunID: st.RunID})
 			}}, nil
 		}
-		return issuequeue.Change{Queue: []issuequeue.Edit{issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusResolved)},
+		lines, err := o.log().Lines(Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: ResolvedUnverified,
+			TotalAttempts: is.RetryCount + 1})
+		if err != nil {
+			return issuequeue.Change{}, err
+		}
+		return issuequeue.Change{Queue: []issuequeue.Edit{issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusResolved)}, Log: lines,
 			After: func() error {
 				fmt.Fprintf(o.Stdout, "%s resolved by the loop, unverified (it has no Verify check)\n", id)
-				return o.log().Record(Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: ResolvedUnverified,
-					TotalAttempts: is.RetryCount + 1})
+				return nil
 			}}, nil
 	})
 }
@@ -239,11 +243,12 @@ func (o *Orchestrator) Resolve(ctx context.Context, id string) error {
 		if is == nil {
 			return issuequeue.Change{}, &issuequeue.NotFoundError{File: q.Name(), Key: id}
 		}
+		lines, err := o.log().Lines(Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: issuequeue.StatusResolved,
+			TotalAttempts: is.RetryCount + 1})
+		if err != nil {
+			return issuequeue.Change{}, err
+		}
 		after := func() error {
-			if err := o.log().Record(Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: issuequeue.StatusResolved,
-				TotalAttempts: is.RetryCount + 1}); err != nil {
-				return err
-			}
 			if is.RetryCount > 0 {
 				ti := o.tmplIssue(is)
 				ti.Status = issuequeue.StatusResolved
@@ -252,6 +257,6 @@ func (o *Orchestrator) Resolve(ctx context.Context, id string) error {
 			fmt.Fprintf(o.Stdout, "%s resolved\n", id)
 			return nil
 		}
-		return issuequeue.Change{Queue: []issuequeue.Edit{issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusResolved)}, After: after}, nil
+		return issuequeue.Change{Queue: []issuequeue.Edit{issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusResolved)}, Log: lines, After: after}, nil
 	})
 }
