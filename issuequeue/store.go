@@ -141,6 +141,11 @@ const QueueTemplate = "# Issue Queue\n"
 // DefaultLockWait is how long a command waits for the write lock.
 const DefaultLockWait = 10 * time.Second
 
+// hookBetweenWrites, in tests, is called between the first and the second
+// write of a change of two files; an error stops the change there, as a
+// kill would.
+var hookBetweenWrites func() error
+
 // Store changes the state files of a directory safely: under the write
 // lock, after validating them, with each file replaced atomically and a
 // concurrent hand edit re-applied rather than lost.
@@ -294,6 +299,11 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 			}
 			// The archive holds the issues now: from here on a failed
 			// write is completed by the next command.
+			if hookBetweenWrites != nil {
+				if err := hookBetweenWrites(); err != nil {
+					return err
+				}
+			}
 			err := set.replace(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) { return q.Rebase(cur, ch.Queue...) })
 			if err != nil {
 				return err
@@ -324,6 +334,11 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 			return err
 		}
 		break
+	}
+	if intended && hookBetweenWrites != nil {
+		if err := hookBetweenWrites(); err != nil {
+			return err
+		}
 	}
 	if len(ch.State) > 0 {
 		err := set.replace(ctx, s.State(), sOrig, sNext, func(cur []byte) ([]byte, error) { return st.Rebase(cur, ch.State...) })
