@@ -13,7 +13,6 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/issuequeue"
-	"github.com/autoretry/orchestrator/statefile"
 )
 
 // Event is one entry of the retry logs: logs/retry.log for
@@ -85,19 +84,11 @@ func (l EventLog) paths() issuequeue.Paths { return issuequeue.Paths{Dir: l.Dir}
 
 // Record appends ev to both logs.
 func (l EventLog) Record(ev Event) error {
-	if err := os.MkdirAll(l.paths().Logs(), 0o755); err != nil {
-		return err
-	}
 	lines, err := l.Lines(ev)
 	if err != nil {
 		return err
 	}
-	for _, ln := range lines {
-		if err := appendFile(ln.Path, ln.Line); err != nil {
-			return err
-		}
-	}
-	return nil
+	return issuequeue.AppendLog(lines...)
 }
 
 // Lines renders events as the lines Record would append, for a change
@@ -113,18 +104,6 @@ func (l EventLog) Lines(evs ...Event) ([]issuequeue.LogLine, error) {
 			issuequeue.LogLine{Path: l.paths().TextLog(), Line: []byte(textLine(ev))})
 	}
 	return out, nil
-}
-
-func appendFile(path string, b []byte) error {
-	f, err := statefile.OpenNoLink(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(b)
-	if err := f.Close(); werr == nil {
-		werr = err
-	}
-	return werr
 }
 
 // textLine renders ev in retry.log format:

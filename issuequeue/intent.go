@@ -54,8 +54,19 @@ func logIntent(lines []LogLine) []intentLog {
 	return out
 }
 
-// appendLine appends a line to a log, creating it and its directory if
-// needed, never through a link.
+// AppendLog appends lines to their logs, creating them and their
+// directories if needed, never through a link. Each line is one write to a
+// file opened for appending, so concurrent writers do not interleave
+// within a line.
+func AppendLog(lines ...LogLine) error {
+	for _, l := range lines {
+		if err := appendLine(l.Path, l.Line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func appendLine(path string, line []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err

@@ -195,11 +195,7 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 	if fi, err := os.Stat(s.Dir); err != nil || !fi.IsDir() {
 		return &NoStateDirError{Dir: s.Dir}
 	}
-	wait := s.LockWait
-	if wait == 0 {
-		wait = DefaultLockWait
-	}
-	lk, err := statefile.LockWrite(ctx, s.Dir, wait, statefile.Owner{Command: s.Command})
+	lk, err := s.lock(ctx)
 	if err != nil {
 		return err
 	}
@@ -228,6 +224,11 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 		// middle of the save, even if it parses.
 		if set.saving(s.Queue()) && set.wait(ctx, s.Queue(), qOrig) || set.saving(s.State()) && set.wait(ctx, s.State(), sOrig) {
 			continue
+		}
+		for _, p := range []string{s.Queue(), s.State()} {
+			if set.busy(p) && !set.left() {
+				return &SavingError{File: p}
+			}
 		}
 		qBase, sBase := qOrig, sOrig
 		if qBase == nil {
@@ -346,10 +347,8 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 			return err // the queue is written: the next command completes the change
 		}
 	}
-	for _, l := range ch.Log {
-		if err := appendLine(l.Path, l.Line); err != nil {
-			return err // the next command appends what is missing
-		}
+	if err := AppendLog(ch.Log...); err != nil {
+		return err // the next command appends what is missing
 	}
 	if intended {
 		if err := s.removeIntent(); err != nil {
@@ -362,15 +361,20 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 	return nil
 }
 
-// Recover takes the write lock and completes a change that a command
-// killed between two writes left half done (see IntentFile). Every Update
-// does so first.
-func (s *Store) Recover(ctx context.Context) error {
+// lock takes the write lock.
+func (s *Store) lock(ctx context.Context) (*statefile.Lock, error) {
 	wait := s.LockWait
 	if wait == 0 {
 		wait = DefaultLockWait
 	}
-	lk, err := statefile.LockWrite(ctx, s.Dir, wait, statefile.Owner{Command: s.Command})
+	return statefile.LockWrite(ctx, s.Dir, wait, statefile.Owner{Command: s.Command})
+}
+
+// Recover takes the write lock and completes a change that a command
+// killed between two writes left half done (see IntentFile). Every Update
+// does so first.
+func (s *Store) Recover(ctx context.Context) error {
+	lk, err := s.lock(ctx)
 	if err != nil {
 		return err
 	}

@@ -1016,47 +1016,8 @@ func TestProcessEditorSaveNotLost(t *testing.T) {
 	const notes = "Notes:"
 	c.setup(ctx, "[loop]\ncommand = \"true\"\n", queueOf(notes+"\n", ids))
 	const attempts = 8
-	rowOf := func(w, k int) string { return fmt.Sprintf("FAIL: writer %d attempt %d", w, k) }
-	for w := range ids {
-		for k := 1; k <= attempts; k++ {
-			c.write(fmt.Sprintf("out-%d-%d.txt", w, k), rowOf(w, k)+"\n")
-		}
-	}
-
-	type outcome struct {
-		row string
-		res result
-		err error
-	}
-	var mu sync.Mutex
-	var outcomes []outcome
-	ready := make(chan struct{})
-	writersDone := make(chan struct{})
-	var wg sync.WaitGroup
-	for w, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-ready
-			for k := 1; k <= attempts; k++ {
-				r, err := c.try(ctx, nil, "fail", id, "--output", c.path(fmt.Sprintf("out-%d-%d.txt", w, k)))
-				mu.Lock()
-				outcomes = append(outcomes, outcome{rowOf(w, k), r, err})
-				mu.Unlock()
-			}
-		}()
-	}
-
 	ed := &editor{t: t, path: filepath.Join(c.dir(), issuequeue.QueueFile), notes: notes, lostRows: map[string]bool{}}
-	edDone := make(chan struct{})
-	go func() {
-		defer close(edDone)
-		ed.run(ctx, writersDone)
-	}()
-	close(ready)
-	wg.Wait()
-	close(writersDone)
-	<-edDone
+	outcomes := raceFails(ctx, c, ids, attempts, func(stop <-chan struct{}) { ed.run(ctx, stop) })
 
 	final := c.read(".orchestrator/issue_queue.md")
 	present := rowsOf(final)
