@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"context"
 	"fmt"
+	"io"
 	"maps"
 	"slices"
 	"sort"
@@ -251,14 +252,24 @@ func (o *Orchestrator) check(ctx context.Context, rc runCheck) (CheckReport, err
 			}
 		}
 		edits = append(edits, d.QueueEdits...)
-		return issuequeue.Change{Queue: edits, State: d.StateEdits, After: func() error {
+		// The events are written with the files, as part of the change:
+		// the daily budgets and the loop guard count from them.
+		var events []Event
+		for _, id := range slices.Sorted(maps.Keys(kept)) {
+			events = append(events, Event{Time: o.now(), Event: EvGuard, RunID: st.RunID, Code: CodeGuard, Reason: kept[id]})
+		}
+		if err := o.announceCheck(d, st, io.Discard, func(ev Event) error { events = append(events, ev); return nil }); err != nil {
+			return issuequeue.Change{}, err
+		}
+		lines, err := o.log().Lines(events...)
+		if err != nil {
+			return issuequeue.Change{}, err
+		}
+		return issuequeue.Change{Queue: edits, State: d.StateEdits, Log: lines, After: func() error {
 			for _, id := range slices.Sorted(maps.Keys(kept)) {
 				fmt.Fprintf(o.Stdout, "guard: %s (a person resets it with 'orchestrator retry ID')\n", kept[id])
-				if err := o.log().Record(Event{Time: o.now(), Event: EvGuard, RunID: st.RunID, Code: CodeGuard, Reason: kept[id]}); err != nil {
-					return err
-				}
 			}
-			return o.announceCheck(d, st)
+			return o.announceCheck(d, st, o.Stdout, func(Event) error { return nil })
 		}}, nil
 	})
 	return rep, err
@@ -325,26 +336,25 @@ func (o *Orchestrator) checkReport(d Decision) CheckReport {
 	return rep
 }
 
-// announceCheck prints the check's banners and logs its events; it runs
-// after the files are written.
-func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State) error {
+// announceCheck prints the check's banners to w and passes its events to
+// rec, in order.
+func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State, w io.Writer, rec func(Event) error) error {
 	now := o.now()
-	lg := o.log()
 	if d.Stop != nil && (d.Outcome == CheckHuman || len(d.WouldQualify) > 0) {
-		if err := lg.Record(Event{Time: now, Event: EvStopped, RunID: st.RunID, Code: d.Stop.Rule, Reason: d.Stop.Reason, Until: d.Stop.Until}); err != nil {
+		if err := rec(Event{Time: now, Event: EvStopped, RunID: st.RunID, Code: d.Stop.Rule, Reason: d.Stop.Reason, Until: d.Stop.Until}); err != nil {
 			return err
 		}
 	}
 	if d.Disabled != "" {
 		if d.Stop.Rule == CodePaused {
-			fmt.Fprintf(o.Stdout, "No loop runs: %s.\n", d.Disabled)
+			fmt.Fprintf(w, "No loop runs: %s.\n", d.Disabled)
 		} else {
-			fmt.Fprintf(o.Stdout, "Auto-retry is disabled: %s.\n", d.Disabled)
+			fmt.Fprintf(w, "Auto-retry is disabled: %s.\n", d.Disabled)
 		}
 		if len(d.WouldQualify) > 0 {
-			fmt.Fprintf(o.Stdout, "%d issue(s) would otherwise be retried:\n", len(d.WouldQualify))
+			fmt.Fprintf(w, "%d issue(s) would otherwise be retried:\n", len(d.WouldQualify))
 			for _, is := range d.WouldQualify {
-				fmt.Fprintf(o.Stdout, "  - %s: %s\n", is.ID, is.Summary())
+				fmt.Fprintf(w, "  - %s: %s\n", is.ID, is.Summary())
 			}
 		}
 		return nil
@@ -354,15 +364,15 @@ func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State) error {
 		for _, is := range d.Exhausted {
 			ex.Issues = append(ex.Issues, o.tmplIssue(is))
 		}
-		if err := o.render("exhausted", ex); err != nil {
+		if err := o.Templates.Render(w, "exhausted", ex); err != nil {
 			return err
 		}
 		for _, is := range d.Exhausted {
-			if err := o.render("escalation", templates.Escalation{Issue: o.tmplIssue(is), Reason: "exhausted",
+			if err := o.Templates.Render(w, "escalation", templates.Escalation{Issue: o.tmplIssue(is), Reason: "exhausted",
 				Threshold: o.Config.AutoRetry.HaltAfterRepeats, Command: o.invocation()}); err != nil {
 				return err
 			}
-			if err := lg.Record(Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: "max_retries_exceeded",
+			if err := rec(Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: "max_retries_exceeded",
 				Code: CodeMaxRetries, TotalAttempts: is.RetryCount}); err != nil {
 				return err
 			}
@@ -383,32 +393,32 @@ func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State) error {
 		}
 		ti := o.tmplIssue(is)
 		ti.Status = issuequeue.StatusEscalated
-		if err := o.render("escalation", templates.Escalation{Issue: ti, Reason: "halted", Detail: iv.Because,
+		if err := o.Templates.Render(w, "escalation", templates.Escalation{Issue: ti, Reason: "halted", Detail: iv.Because,
 			Threshold: o.Config.AutoRetry.HaltAfterRepeats, Command: o.invocation()}); err != nil {
 			return err
 		}
-		if err := lg.Record(Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: "same_failure_repeated",
+		if err := rec(Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: "same_failure_repeated",
 			Code: CodeRepeatedAcross, Signature: is.FailureSignature, Error: iv.Because}); err != nil {
 			return err
 		}
 	}
 	if d.Stop != nil && len(d.WouldQualify) > 0 {
 		if d.CapReached {
-			if err := lg.Record(Event{Time: now, Event: EvCapReached, RunID: st.RunID, Reason: "global_cap"}); err != nil {
+			if err := rec(Event{Time: now, Event: EvCapReached, RunID: st.RunID, Reason: "global_cap"}); err != nil {
 				return err
 			}
-			return o.render("cap", templates.Cap{GlobalCap: o.Config.AutoRetry.GlobalCap, TotalAutoRetries: st.TotalAutoRetries})
+			return o.Templates.Render(w, "cap", templates.Cap{GlobalCap: o.Config.AutoRetry.GlobalCap, TotalAutoRetries: st.TotalAutoRetries})
 		}
-		fmt.Fprintf(o.Stdout, "No auto-retry loop: %s.\n", d.Stop.Reason)
+		fmt.Fprintf(w, "No auto-retry loop: %s.\n", d.Stop.Reason)
 		return nil
 	}
 	if len(d.Triggered) == 0 {
 		if len(d.Exhausted)+len(d.Halted) == 0 {
-			fmt.Fprintln(o.Stdout, "No issue needs an auto-retry loop.")
+			fmt.Fprintln(w, "No issue needs an auto-retry loop.")
 		}
 		return nil
 	}
-	if err := lg.Record(Event{Time: now, Event: EvAutoRetryLoop, RunID: st.RunID, Kind: KindAutoRetry}); err != nil {
+	if err := rec(Event{Time: now, Event: EvAutoRetryLoop, RunID: st.RunID, Kind: KindAutoRetry}); err != nil {
 		return err
 	}
 	tr := templates.Triggered{}
@@ -417,9 +427,9 @@ func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State) error {
 		ti.RetryCount++ // the attempt about to run
 		ti.Status = issuequeue.StatusInProgress
 		tr.Issues = append(tr.Issues, ti)
-		if err := lg.Record(Event{Time: now, Event: EvTriggered, IssueID: is.ID, RunID: st.RunID, Attempt: is.RetryCount + 1}); err != nil {
+		if err := rec(Event{Time: now, Event: EvTriggered, IssueID: is.ID, RunID: st.RunID, Attempt: is.RetryCount + 1}); err != nil {
 			return err
 		}
 	}
-	return o.render("triggered", tr)
+	return o.Templates.Render(w, "triggered", tr)
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/issuequeue"
-	"github.com/autoretry/orchestrator/statefile"
 )
 
 // Event is one entry of the retry logs: logs/retry.log for
@@ -87,29 +86,26 @@ func (l EventLog) paths() issuequeue.Paths { return issuequeue.Paths{Dir: l.Dir}
 
 // Record appends ev to both logs.
 func (l EventLog) Record(ev Event) error {
-	if err := os.MkdirAll(l.paths().Logs(), 0o755); err != nil {
-		return err
-	}
-	j, err := json.Marshal(ev)
+	lines, err := l.Lines(ev)
 	if err != nil {
 		return err
 	}
-	if err := appendFile(l.paths().Ledger(), append(j, '\n')); err != nil {
-		return err
-	}
-	return appendFile(l.paths().TextLog(), []byte(textLine(ev)))
+	return issuequeue.AppendLog(lines...)
 }
 
-func appendFile(path string, b []byte) error {
-	f, err := statefile.OpenNoLink(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
+// Lines renders events as the lines Record would append, for a change
+// that appends them with its writes (issuequeue.Change.Log).
+func (l EventLog) Lines(evs ...Event) ([]issuequeue.LogLine, error) {
+	var out []issuequeue.LogLine
+	for _, ev := range evs {
+		j, err := json.Marshal(ev)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, issuequeue.LogLine{Path: l.paths().Ledger(), Line: append(j, '\n')},
+			issuequeue.LogLine{Path: l.paths().TextLog(), Line: []byte(textLine(ev))})
 	}
-	_, werr := f.Write(b)
-	if err := f.Close(); werr == nil {
-		werr = err
-	}
-	return werr
+	return out, nil
 }
 
 // textLine renders ev in retry.log format:

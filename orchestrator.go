@@ -226,19 +226,22 @@ func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output,
 		if d.Halted {
 			rep.Status = issuequeue.StatusEscalated
 		}
+		// The events are part of the change: the daily budgets and the
+		// repeats across issues count failures from the ledger.
+		events := []Event{{Time: now, Event: EvAttempt, IssueID: id, RunID: st.RunID, Attempt: d.Attempt, Status: "failed",
+			FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error}}
+		if d.Halted {
+			events = append(events, Event{Time: now, Event: EvEscalated, IssueID: id, RunID: st.RunID, Reason: "same_failure_repeated",
+				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because})
+		}
+		lines, err := o.log().Lines(events...)
+		if err != nil {
+			return issuequeue.Change{}, err
+		}
 		after := func() error {
-			lg := o.log()
-			if err := lg.Record(Event{Time: now, Event: EvAttempt, IssueID: id, RunID: st.RunID, Attempt: d.Attempt, Status: "failed",
-				FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error}); err != nil {
-				return err
-			}
 			fmt.Fprintf(o.Stdout, "%s %s: signature %s, repeat %d/%d\n", id, failType, sig, d.RepeatCount, threshold)
 			if !d.Halted {
 				return nil
-			}
-			if err := lg.Record(Event{Time: now, Event: EvEscalated, IssueID: id, RunID: st.RunID, Reason: "same_failure_repeated",
-				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because}); err != nil {
-				return err
 			}
 			ti := o.tmplIssue(is)
 			ti.Signature, ti.RepeatCount, ti.Status = sig, d.RepeatCount, issuequeue.StatusEscalated
@@ -251,7 +254,7 @@ func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output,
 			}
 			return o.render("halted", templates.Halted{Issue: ti, Threshold: threshold, Command: o.invocation()})
 		}
-		return issuequeue.Change{Queue: d.Edits, After: after}, nil
+		return issuequeue.Change{Queue: d.Edits, Log: lines, After: after}, nil
 	})
 	return rep, err
 }
@@ -273,11 +276,15 @@ func (o *Orchestrator) ResolveFromLoop(ctx context.Context, id string) error {
 				return o.log().Record(Event{Time: now, Event: EvResolveClaimed, IssueID: id, RunID: st.RunID})
 			}}, nil
 		}
-		return issuequeue.Change{Queue: []issuequeue.Edit{issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusResolved)},
+		lines, err := o.log().Lines(Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: ResolvedUnverified,
+			TotalAttempts: is.RetryCount + 1})
+		if err != nil {
+			return issuequeue.Change{}, err
+		}
+		return issuequeue.Change{Queue: []issuequeue.Edit{issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusResolved)}, Log: lines,
 			After: func() error {
 				fmt.Fprintf(o.Stdout, "%s resolved by the loop, unverified (it has no Verify check)\n", id)
-				return o.log().Record(Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: ResolvedUnverified,
-					TotalAttempts: is.RetryCount + 1})
+				return nil
 			}}, nil
 	})
 }
@@ -290,11 +297,12 @@ func (o *Orchestrator) Resolve(ctx context.Context, id string) error {
 		if err != nil {
 			return issuequeue.Change{}, err
 		}
+		lines, err := o.log().Lines(Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: issuequeue.StatusResolved,
+			TotalAttempts: is.RetryCount + 1})
+		if err != nil {
+			return issuequeue.Change{}, err
+		}
 		after := func() error {
-			if err := o.log().Record(Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: issuequeue.StatusResolved,
-				TotalAttempts: is.RetryCount + 1}); err != nil {
-				return err
-			}
 			if is.RetryCount > 0 {
 				ti := o.tmplIssue(is)
 				ti.Status = issuequeue.StatusResolved
@@ -303,6 +311,6 @@ func (o *Orchestrator) Resolve(ctx context.Context, id string) error {
 			fmt.Fprintf(o.Stdout, "%s resolved\n", id)
 			return nil
 		}
-		return issuequeue.Change{Queue: []issuequeue.Edit{issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusResolved)}, After: after}, nil
+		return issuequeue.Change{Queue: []issuequeue.Edit{issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusResolved)}, Log: lines, After: after}, nil
 	})
 }

@@ -60,21 +60,21 @@ func (o *Orchestrator) respond(ctx context.Context, id, response, detail string,
 		if err != nil {
 			return issuequeue.Change{}, err
 		}
-		after := func() error {
-			lg := o.log()
-			if err := lg.Record(Event{Time: now, Event: EvUserResponse, IssueID: id, RunID: st.RunID, Response: response, Reason: detail}); err != nil {
-				return err
-			}
-			if response == "skip" {
-				if err := lg.Record(Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: issuequeue.StatusSkipped,
-					TotalAttempts: is.RetryCount}); err != nil {
-					return err
-				}
-			}
+		// The answer is logged with the change: the loop guard reads
+		// from the log whether a person answered an issue.
+		events := []Event{{Time: now, Event: EvUserResponse, IssueID: id, RunID: st.RunID, Response: response, Reason: detail}}
+		if response == "skip" {
+			events = append(events, Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: issuequeue.StatusSkipped,
+				TotalAttempts: is.RetryCount})
+		}
+		lines, err := o.log().Lines(events...)
+		if err != nil {
+			return issuequeue.Change{}, err
+		}
+		return issuequeue.Change{Queue: edits(is), Log: lines, After: func() error {
 			fmt.Fprintf(o.Stdout, done, id)
 			return nil
-		}
-		return issuequeue.Change{Queue: edits(is), After: after}, nil
+		}}, nil
 	})
 }
 

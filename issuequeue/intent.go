@@ -33,6 +33,71 @@ type intent struct {
 	Command string       `json:"command"`
 	Moves   []intentMove `json:"moves,omitempty"` // issues moved from the queue to the archive; the archive is written first
 	Files   []intentFile `json:"files"`           // then the queue, then the session state
+	Log     []intentLog  `json:"log,omitempty"`   // then the event logs
+}
+
+type intentLog struct {
+	Path   string `json:"path"`
+	Line   string `json:"line"`
+	Offset int64  `json:"offset"` // the log's size before: the line is appended after it
+}
+
+// logIntent records the lines to append with the size of their logs now.
+func logIntent(lines []LogLine) []intentLog {
+	out := make([]intentLog, len(lines))
+	for i, l := range lines {
+		out[i] = intentLog{Path: l.Path, Line: string(l.Line)}
+		if fi, err := os.Lstat(l.Path); err == nil {
+			out[i].Offset = fi.Size()
+		}
+	}
+	return out
+}
+
+// AppendLog appends lines to their logs, creating them and their
+// directories if needed, never through a link. Each line is one write to a
+// file opened for appending, so concurrent writers do not interleave
+// within a line.
+func AppendLog(lines ...LogLine) error {
+	for _, l := range lines {
+		if err := appendLine(l.Path, l.Line); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func appendLine(path string, line []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := statefile.OpenNoLink(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	_, werr := f.Write(line)
+	if err := f.Close(); werr == nil {
+		werr = err
+	}
+	return werr
+}
+
+// recoverLog appends the lines a killed change did not: those missing
+// after the offset their log had when the change began.
+func recoverLog(lines []intentLog) error {
+	for _, l := range lines {
+		b, err := os.ReadFile(l.Path)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return err
+		}
+		if int64(len(b)) >= l.Offset && bytes.Contains(b[l.Offset:], []byte(l.Line)) {
+			continue
+		}
+		if err := appendLine(l.Path, []byte(l.Line)); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 type intentMove struct {
@@ -148,6 +213,9 @@ func (s *Store) recoverIntent(ctx context.Context, set *settler) error {
 		if err := s.recoverFile(ctx, set, f); err != nil {
 			return fmt.Errorf("completing the interrupted %s: %w", in.Command, err)
 		}
+	}
+	if err := recoverLog(in.Log); err != nil {
+		return fmt.Errorf("completing the interrupted %s: %w", in.Command, err)
 	}
 	return s.removeIntent()
 }

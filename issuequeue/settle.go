@@ -24,7 +24,7 @@ const (
 	SettleTime = 2 * time.Second
 	// settleQuiet is how long a file must be left alone to count as
 	// settled: a save takes a few milliseconds.
-	settleQuiet = 500 * time.Millisecond
+	settleQuiet = 300 * time.Millisecond
 	// settlePoll bounds the interval between two looks at the file.
 	settlePoll = 25 * time.Millisecond
 )
@@ -80,10 +80,25 @@ func (s stamp) settledAt() time.Time {
 	return s.fi.ModTime().Add(settleQuiet)
 }
 
-// saving reports whether the file at path may be in the middle of a save:
-// written by someone else than the tool, a moment ago.
+// saving reports whether the file at path may be in the middle of a save
+// and the command may still wait for it.
 func (s *settler) saving(path string) bool {
-	return s.left() && s.now().Before(stampOf(path).settledAt())
+	return s.left() && s.busy(path)
+}
+
+// busy reports whether the file at path may be in the middle of a save:
+// written by someone else than the tool, a moment ago.
+func (s *settler) busy(path string) bool {
+	return s.now().Before(stampOf(path).settledAt())
+}
+
+// SavingError reports a state file that was still being written by
+// someone else when the command had waited as long as it does: what it
+// holds may be half a save, so nothing was written.
+type SavingError struct{ File string }
+
+func (e *SavingError) Error() string {
+	return fmt.Sprintf("%s is being written by someone else and did not settle within %v; nothing was written", e.File, SettleTime)
 }
 
 // left reports whether the budget is not spent.
@@ -153,7 +168,10 @@ func readSettled(path string) ([]byte, error) {
 func (s *settler) rebaser(path string, seen *[]byte, rebase func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
 	return func(cur []byte) ([]byte, error) {
 		*seen = cur
-		if s.saving(path) {
+		if s.busy(path) {
+			if !s.left() {
+				return nil, &SavingError{File: path}
+			}
 			return nil, errSaving
 		}
 		return rebase(cur)

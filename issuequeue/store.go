@@ -146,6 +146,11 @@ const QueueTemplate = "# Issue Queue\n"
 // DefaultLockWait is how long a command waits for the write lock.
 const DefaultLockWait = 10 * time.Second
 
+// hookBetweenWrites, in tests, is called between the first and the second
+// write of a change of two files; an error stops the change there, as a
+// kill would.
+var hookBetweenWrites func() error
+
 // Store changes the state files of a directory safely: under the write
 // lock, after validating them, with each file replaced atomically and a
 // concurrent hand edit re-applied rather than lost.
@@ -159,6 +164,12 @@ type Store struct {
 }
 
 // Change is what an update writes.
+// LogLine is a line to append to an event log.
+type LogLine struct {
+	Path string
+	Line []byte // ends with a newline
+}
+
 type Change struct {
 	Queue []Edit
 	State []Edit
@@ -167,6 +178,10 @@ type Change struct {
 	// neither file, and an issue the archive holds already is replaced by
 	// the queue's copy.
 	Move []string
+	// Log lists lines to append to event logs once the files are written,
+	// as part of the change: if a kill comes first, the next command
+	// appends them.
+	Log []LogLine
 	// After, if not nil, runs once both files are written, still under the
 	// write lock: for output and log entries that must follow the write and
 	// not interleave with another command's.
@@ -188,11 +203,7 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 	if fi, err := os.Stat(s.Dir); err != nil || !fi.IsDir() {
 		return &NoStateDirError{Dir: s.Dir}
 	}
-	wait := s.LockWait
-	if wait == 0 {
-		wait = DefaultLockWait
-	}
-	lk, err := statefile.LockWrite(ctx, s.Dir, wait, statefile.Owner{Command: s.Command})
+	lk, err := s.lock(ctx)
 	if err != nil {
 		return err
 	}
@@ -221,6 +232,11 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 		// middle of the save, even if it parses.
 		if set.saving(s.Queue()) && set.wait(ctx, s.Queue(), qOrig) || set.saving(s.State()) && set.wait(ctx, s.State(), sOrig) {
 			continue
+		}
+		for _, p := range []string{s.Queue(), s.State()} {
+			if set.busy(p) && !set.left() {
+				return &SavingError{File: p}
+			}
 		}
 		qBase, sBase := qOrig, sOrig
 		if qBase == nil {
@@ -264,14 +280,24 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 			}
 		}
 		if len(ch.Queue) == 0 {
+			if len(ch.State) > 0 && len(ch.Log) > 0 {
+				// The state file and the logs are written: the
+				// change needs its record like any of two files.
+				if err := s.writeIntent(intent{Log: logIntent(ch.Log), Files: []intentFile{
+					{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src), After: sum(sNext)},
+				}}); err != nil {
+					return err
+				}
+				intended = true
+			}
 			break
 		}
 		next, err := q.Apply(ch.Queue...)
 		if err != nil {
 			return err
 		}
-		if intended = len(moves) > 0 || len(ch.State) > 0; intended {
-			err := s.writeIntent(intent{Moves: moves, Files: []intentFile{
+		if intended = len(moves) > 0 || len(ch.State) > 0 || len(ch.Log) > 0; intended {
+			err := s.writeIntent(intent{Moves: moves, Log: logIntent(ch.Log), Files: []intentFile{
 				{Name: QueueFile, Edits: encodeEdits(ch.Queue), Old: excerpt(q.d, ch.Queue), After: sum(next)},
 				{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src), After: sum(sNext)},
 			}})
@@ -285,6 +311,11 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 			}
 			// The archive holds the issues now: from here on a failed
 			// write is completed by the next command.
+			if hookBetweenWrites != nil {
+				if err := hookBetweenWrites(); err != nil {
+					return err
+				}
+			}
 			err := set.replace(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) { return q.Rebase(cur, ch.Queue...) })
 			if err != nil {
 				return err
@@ -316,11 +347,19 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 		}
 		break
 	}
+	if intended && hookBetweenWrites != nil {
+		if err := hookBetweenWrites(); err != nil {
+			return err
+		}
+	}
 	if len(ch.State) > 0 {
 		err := set.replace(ctx, s.State(), sOrig, sNext, func(cur []byte) ([]byte, error) { return st.Rebase(cur, ch.State...) })
 		if err != nil {
 			return err // the queue is written: the next command completes the change
 		}
+	}
+	if err := AppendLog(ch.Log...); err != nil {
+		return err // the next command appends what is missing
 	}
 	if intended {
 		if err := s.removeIntent(); err != nil {
@@ -333,15 +372,20 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 	return nil
 }
 
-// Recover takes the write lock and completes a change that a command
-// killed between two writes left half done (see IntentFile). Every Update
-// does so first.
-func (s *Store) Recover(ctx context.Context) error {
+// lock takes the write lock.
+func (s *Store) lock(ctx context.Context) (*statefile.Lock, error) {
 	wait := s.LockWait
 	if wait == 0 {
 		wait = DefaultLockWait
 	}
-	lk, err := statefile.LockWrite(ctx, s.Dir, wait, statefile.Owner{Command: s.Command})
+	return statefile.LockWrite(ctx, s.Dir, wait, statefile.Owner{Command: s.Command})
+}
+
+// Recover takes the write lock and completes a change that a command
+// killed between two writes left half done (see IntentFile). Every Update
+// does so first.
+func (s *Store) Recover(ctx context.Context) error {
+	lk, err := s.lock(ctx)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"math/rand/v2"
@@ -20,7 +21,7 @@ import (
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
-var killsPerCommand = flag.Int("kills-per-command", 20, "how many times TestProcessKillEveryCommand kills each writing command")
+var killsWanted = flag.Int("kills", 250, "how many SIGKILLs TestProcessKillEveryCommand deals, spread over the writing commands")
 
 // TestProcessKillEveryCommand proves: a kill -9 at any instant of any
 // command that writes (add, fail, check, resolve, archive), including
@@ -28,7 +29,7 @@ var killsPerCommand = flag.Int("kills-per-command", 20, "how many times TestProc
 // and once the next command has run (here status, which completes an
 // interrupted change before it reads) no issue is lost or duplicated (none
 // in both the queue and the archive), every failure a fail reported is
-// recorded, and the sum of the issues' Retry-Count equals the run's
+// recorded, in the issue and in the event log once each, and the sum of the issues' Retry-Count equals the run's
 // total_auto_retries. Half of the kills land at a random instant of the
 // command; the other half just after its first temporary file appears.
 func TestProcessKillEveryCommand(t *testing.T) {
@@ -53,8 +54,10 @@ func TestProcessKillEveryCommand(t *testing.T) {
 	known := map[string]bool{}  // issues seen after a command: they must stay
 	failed := map[string]bool{} // rows of fails that reported success
 	known[retried] = true
-	torn := 0
-	for i := 0; i < *killsPerCommand*len(commands); i++ {
+	torn, dealt := 0, 0
+	// About two commands in three are killed before they end; the rest
+	// finish first. The count of rounds is bounded all the same.
+	for i := 0; dealt < *killsWanted && i < 4**killsWanted; i++ {
 		name := commands[i%len(commands)]
 		q := c.queue()
 		var args []string
@@ -86,6 +89,7 @@ func TestProcessKillEveryCommand(t *testing.T) {
 		killed, between := killDuring(ctx, t, c, env, i%2 == 0, args)
 		if killed {
 			tl.kills++
+			dealt++
 		}
 		if between {
 			tl.between++
@@ -251,6 +255,31 @@ func checkInvariants(t *testing.T, c *cli, when string, known, failed map[string
 	for row, n := range rows {
 		if n > 1 {
 			t.Errorf("%s: the failure %q is recorded %d times", when, row, n)
+		}
+	}
+	// Each recorded failure is in the ledger once, and the ledger holds no
+	// failure the files lack.
+	logged := map[string]int{}
+	if b, err := os.ReadFile(filepath.Join(c.dir(), "logs", "retry.jsonl")); err == nil {
+		for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var ev struct{ Event, Error string }
+			if json.Unmarshal([]byte(line), &ev) != nil {
+				t.Errorf("%s: retry.jsonl holds a torn line %q", when, line)
+				continue
+			}
+			if ev.Event == "attempt" {
+				logged[ev.Error]++
+			}
+		}
+	}
+	for row, n := range rows {
+		if logged[row] != n {
+			t.Errorf("%s: the failure %q is recorded %d time(s) but in the ledger %d time(s)", when, row, n, logged[row])
+		}
+	}
+	for row, n := range logged {
+		if rows[row] == 0 {
+			t.Errorf("%s: the ledger holds the failure %q (%d time(s)) that no issue records", when, row, n)
 		}
 	}
 	if total := c.state().TotalAutoRetries; total != sumRetries {

@@ -45,45 +45,8 @@ func TestProcessFailRacesEditorSaves(t *testing.T) {
 	const notes = "Notes:"
 	c.setup(ctx, "[loop]\ncommand = \"true\"\n", queueOf(notes+"\n", ids))
 	attempts := *editorRaceFails / len(ids)
-	rowOf := func(w, k int) string { return fmt.Sprintf("FAIL: writer %d attempt %d", w, k) }
-	for w := range ids {
-		for k := 1; k <= attempts; k++ {
-			c.write(fmt.Sprintf("out-%d-%d.txt", w, k), rowOf(w, k)+"\n")
-		}
-	}
-
-	type outcome struct {
-		row string
-		res result
-		err error
-	}
-	var mu sync.Mutex
-	var outcomes []outcome
-	ready := make(chan struct{})
-	var wg sync.WaitGroup
-	for w, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-ready
-			for k := 1; k <= attempts; k++ {
-				r, err := c.try(ctx, nil, "fail", id, "--output", c.path(fmt.Sprintf("out-%d-%d.txt", w, k)))
-				mu.Lock()
-				outcomes = append(outcomes, outcome{rowOf(w, k), r, err})
-				mu.Unlock()
-			}
-		}()
-	}
 	ed := &saver{t: t, path: filepath.Join(c.dir(), issuequeue.QueueFile), notes: notes, lostRows: map[string]bool{}}
-	writersDone, edDone := make(chan struct{}), make(chan struct{})
-	go func() {
-		defer close(edDone)
-		ed.run(ctx, writersDone)
-	}()
-	close(ready)
-	wg.Wait()
-	close(writersDone)
-	<-edDone
+	outcomes := raceFails(ctx, c, ids, attempts, func(stop <-chan struct{}) { ed.run(ctx, stop) })
 
 	final := c.read(".orchestrator/issue_queue.md")
 	present := rowsOf(final)
@@ -123,6 +86,53 @@ func TestProcessFailRacesEditorSaves(t *testing.T) {
 			t.Errorf("the editor never saved in style %d while a fail held the write lock", i)
 		}
 	}
+}
+
+// failOutcome is how one fail of a race ended; row is its failure's
+// unique Error cell.
+type failOutcome struct {
+	row string
+	res result
+	err error
+}
+
+func failRow(w, k int) string { return fmt.Sprintf("FAIL: writer %d attempt %d", w, k) }
+
+// raceFails runs attempts fails of each issue, the issues' at once, while
+// other runs until they are done (it must return once stop is closed), and
+// returns how each fail ended.
+func raceFails(ctx context.Context, c *cli, ids []string, attempts int, other func(stop <-chan struct{})) []failOutcome {
+	for w := range ids {
+		for k := 1; k <= attempts; k++ {
+			c.write(fmt.Sprintf("out-%d-%d.txt", w, k), failRow(w, k)+"\n")
+		}
+	}
+	var mu sync.Mutex
+	var outcomes []failOutcome
+	ready, stop, otherDone := make(chan struct{}), make(chan struct{}), make(chan struct{})
+	var wg sync.WaitGroup
+	for w, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-ready
+			for k := 1; k <= attempts; k++ {
+				r, err := c.try(ctx, nil, "fail", id, "--output", c.path(fmt.Sprintf("out-%d-%d.txt", w, k)))
+				mu.Lock()
+				outcomes = append(outcomes, failOutcome{failRow(w, k), r, err})
+				mu.Unlock()
+			}
+		}()
+	}
+	go func() {
+		defer close(otherDone)
+		other(stop)
+	}()
+	close(ready)
+	wg.Wait()
+	close(stop)
+	<-otherDone
+	return outcomes
 }
 
 // saver plays a person's editor saving issue_queue.md in the three ways
