@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/statefile"
 )
 
 // Event is one entry of the retry logs: logs/retry.log for
