@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"strconv"
@@ -259,11 +260,11 @@ func pruneFile(path string, cutoff time.Time, when func([]byte) (time.Time, bool
 	if err != nil {
 		return err
 	}
-	tmp := path + ".prune"
-	if err := os.WriteFile(tmp, rest[off:], 0o644); err != nil {
+	// Replaced, never written in place, and refused if it is a link.
+	return statefile.WriteAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(rest[off:])
 		return err
-	}
-	return os.Rename(tmp, path)
+	})
 }
 
 // ReadEvents reads logs/retry.jsonl; a missing file is no events. Lines that
