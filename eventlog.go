@@ -254,22 +254,12 @@ func pruneFile(path string, cutoff time.Time, when func([]byte) (time.Time, bool
 	if off == 0 {
 		return nil
 	}
-	tmp := path + ".prune"
-	out, err := statefile.OpenNoLink(tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err != nil {
+	// Replaced, never written in place, and refused if it is a link; the
+	// part kept is copied, not held.
+	return statefile.WriteAtomic(path, func(w io.Writer) error {
+		_, err := io.Copy(w, io.NewSectionReader(f, off, fi.Size()-off))
 		return err
-	}
-	_, err = io.Copy(out, io.NewSectionReader(f, off, fi.Size()-off))
-	if cerr := out.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-	}
-	return err
+	})
 }
 
 // ReadEvents reads logs/retry.jsonl; a missing file is no events. Lines that

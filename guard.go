@@ -273,7 +273,7 @@ func (o *Orchestrator) guardAfter(s *guardSnapshot, runID string, loop int) ([]g
 	lockPath := filepath.Join(o.Dir, statefile.LockFile)
 	if fi, err := os.Lstat(lockPath); s.lock != nil && (err != nil || !os.SameFile(fi, s.lock)) {
 		if err != nil {
-			if f, err := os.OpenFile(lockPath, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+			if f, err := statefile.OpenNoLink(lockPath, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
 				f.Close()
 			}
 		}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/procgroup"
+	"github.com/autoretry/orchestrator/statefile"
 )
 
 type loopResult struct {
@@ -54,7 +56,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 			return lr, "", 0, nil, err
 		}
 		ctxPath = filepath.Join(logDir, fmt.Sprintf("%s-%02d-context.md", runID, loop))
-		if err := os.WriteFile(ctxPath, b, 0o644); err != nil {
+		if err := statefile.WriteAtomic(ctxPath, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
 			return lr, "", 0, nil, err
 		}
 		for _, id := range retried {

@@ -135,6 +135,61 @@ func TestEventLogPrune(t *testing.T) {
 	}
 }
 
+// Pruning the logs never writes through a link: a log that is a symbolic
+// link is refused, and a link planted where a temporary file could go is
+// not written through.
+func TestEventLogPruneRefusesLinks(t *testing.T) {
+	now := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
+	record := func(t *testing.T, dir string) {
+		for _, age := range []time.Duration{40 * 24 * time.Hour, time.Hour} {
+			if err := (EventLog{Dir: dir}).Record(Event{Time: now.Add(-age), Event: EvResolved, IssueID: "ISSUE-20261122-001", Resolution: "resolved"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	t.Run("log is a link", func(t *testing.T) {
+		dir, elsewhere := t.TempDir(), t.TempDir()
+		record(t, elsewhere)
+		outside := filepath.Join(elsewhere, "logs", "retry.log")
+		before, _ := os.ReadFile(outside)
+		if err := os.Mkdir(filepath.Join(dir, "logs"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(outside, filepath.Join(dir, "logs", "retry.log")); err != nil {
+			t.Fatal(err)
+		}
+		err := EventLog{Dir: dir}.Prune(now, 7*24*time.Hour, 30*24*time.Hour)
+		if err == nil || !strings.Contains(err.Error(), "is a symbolic link") {
+			t.Fatalf("Prune: %v; want a refusal of the link", err)
+		}
+		if after, _ := os.ReadFile(outside); string(after) != string(before) {
+			t.Errorf("the file outside changed:\n%s", after)
+		}
+	})
+	t.Run("link where a temporary file could go", func(t *testing.T) {
+		dir, elsewhere := t.TempDir(), t.TempDir()
+		record(t, dir)
+		outside := filepath.Join(elsewhere, "outside.txt")
+		if err := os.WriteFile(outside, []byte("outside\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range []string{"retry.log.prune", "retry.jsonl.prune", "retry.log.tmp", "retry.jsonl.tmp"} {
+			if err := os.Symlink(outside, filepath.Join(dir, "logs", name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := (EventLog{Dir: dir}).Prune(now, 7*24*time.Hour, 30*24*time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(outside); string(b) != "outside\n" {
+			t.Errorf("the file outside holds %q", b)
+		}
+		if evs, errs := ReadEvents(dir); len(errs) != 0 || len(evs) != 1 {
+			t.Errorf("retry.jsonl keeps %d events (%v), want 1", len(evs), errs)
+		}
+	})
+}
+
 func TestHistoryRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	start := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)

@@ -138,7 +138,7 @@ func newDoc(name string, src []byte) *doc {
 	}
 	for _, l := range s.tooLong {
 		d.findings = append(d.findings, d.finding(l, 1, false,
-			"cannot tell whether this line underlines the paragraph above as a heading: the paragraph is too long; put a blank line before this line"))
+			"cannot tell whether this line underlines the paragraph above as a heading without reading too many link definitions; put a blank line before this line"))
 	}
 	return d
 }

@@ -107,13 +107,27 @@ func TestSetextAfterLongDefinitions(t *testing.T) {
 	src := issue + strings.Repeat("[a]: /u\n", maxDefsParagraph/8+1) + "text\n---\n"
 	q := ParseQueue("issue_queue.md", []byte(src))
 	want := fmt.Sprintf("issue_queue.md:%d:1:", strings.Count(src, "\n"))
-	if err := q.Err(); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "too long") {
+	if err := q.Err(); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "too many link definitions") {
 		t.Fatalf("Err() = %v; want an error at %s", err, want)
 	}
 	short := issue + strings.Repeat("[a]: /u\n", 10) + "text\n---\n"
 	q = ParseQueue("issue_queue.md", []byte(short))
 	if err := q.Err(); err != nil {
 		t.Fatal(err)
+	}
+	// Many such paragraphs: the first are read, those past what the
+	// scanner reads in a file are reported.
+	para := strings.Repeat("[a]: /u\n", 400) + "text\n---\n\n"
+	many := issue + strings.Repeat(para, 2*maxDefsFile/len(para))
+	q = ParseQueue("issue_queue.md", []byte(many))
+	var lines []int
+	for _, f := range q.Findings() {
+		if strings.Contains(f.Msg, "too many link definitions") {
+			lines = append(lines, f.Line)
+		}
+	}
+	if n := 2 * maxDefsFile / len(para); len(lines) == 0 || len(lines) > n/2+1 || lines[len(lines)-1] != strings.Count(many, "\n")-1 {
+		t.Errorf("findings at lines %v of %d paragraphs; want the last half or so", lines, n)
 	}
 }
 

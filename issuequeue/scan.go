@@ -75,6 +75,7 @@ type scan struct {
 	// to follow, and tooLong setext underlines under a paragraph too long
 	// to read: where they end, or whether there is a heading, is unknown.
 	tooDeep, tooLong []int
+	defsRead         int // bytes of paragraphs read for link definitions
 }
 
 var issueHeadingRe = regexp.MustCompile(`^[ \t>*+\-0-9.)]*#{1,6}[ \t]+ISSUE-`)
@@ -551,17 +552,20 @@ func scanBlocks(src []byte) *scan {
 // heading at all. A table is found as goldmark finds it (see tableHeader);
 // paragraphs that may start with definitions are handed to goldmark, which
 // takes time growing with the square of their length to read them, so only
-// up to maxDefsParagraph bytes: a longer one is reported as too long.
+// up to maxDefsParagraph bytes, and maxDefsFile in all: beyond, the
+// underline is reported.
 func (s *scan) setextHeading(p para, i, lvl int) (heading, bool) {
 	first := s.lineText(p.line)
 	_, k := indentOf(first)
 	h := heading{level: lvl, line: p.line, endLine: i + 1, start: p.start, end: s.lines[i+1], setext: true}
 	switch {
 	case k < len(first) && first[k] == '[':
-		if s.lines[i]-p.start > maxDefsParagraph {
+		size := s.lines[i] - p.start
+		if size > maxDefsParagraph || s.defsRead+size > maxDefsFile {
 			s.tooLong = append(s.tooLong, i)
 			return heading{}, false
 		}
+		s.defsRead += size
 		doc, base, _ := s.blockParse(p.line, i+1, nil)
 		found := false
 		for c := doc.FirstChild(); c != nil; c = c.NextSibling() {
@@ -587,8 +591,13 @@ func (s *scan) setextHeading(p para, i, lvl int) (heading, bool) {
 }
 
 // maxDefsParagraph is the longest paragraph starting with "[" that the
-// scanner reads for link reference definitions before a setext underline.
-const maxDefsParagraph = 4 << 10
+// scanner reads for link reference definitions before a setext underline,
+// and maxDefsFile how much of such paragraphs it reads in a file: goldmark
+// allocates tens of times the size of what it reads there.
+const (
+	maxDefsParagraph = 4 << 10
+	maxDefsFile      = 256 << 10
+)
 
 // container finds the end of the list or block quote that starts at line
 // a and returns the line after it. Where a container ends depends on

@@ -13,7 +13,15 @@ import (
 // *.html skip it, is written, synced and renamed over path, then the
 // directory is synced. A reader sees the old file or the new one, never
 // half of one. The file gets mode 0644.
+//
+// A symbolic link, a file with more than one hard link or anything but a
+// regular file at path is refused with an *UnsafeFileError and nothing is
+// written: the rename would not write through the link, but it would
+// silently cut it, and the same links are refused by every other write.
 func WriteAtomic(path string, write func(io.Writer) error) error {
+	if err := generatedFileSafe(path); err != nil {
+		return err
+	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -40,6 +48,23 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 	if d, err := os.Open(dir); err == nil {
 		d.Sync() // the rename is done; a failed directory sync only weakens durability
 		d.Close()
+	}
+	return nil
+}
+
+// generatedFileSafe checks that path, if it exists, is a regular file with
+// one link.
+func generatedFileSafe(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return nil // missing, or the write reports the problem
+	case fi.Mode()&os.ModeSymlink != 0:
+		return &UnsafeFileError{Path: path, Reason: "is a symbolic link: the tool does not write through links; remove the link, or point the tool at the real file"}
+	case !fi.Mode().IsRegular():
+		return &UnsafeFileError{Path: path, Reason: "is not a regular file"}
+	case hardLinked(fi):
+		return &UnsafeFileError{Path: path, Reason: "has more than one hard link: replacing it would leave the other names with the old content; replace it with a copy of its own"}
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -38,5 +39,65 @@ func TestWriteAtomic(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
 		t.Errorf("the directory holds %d entries, want only the file", len(ents))
+	}
+}
+
+// WriteAtomic refuses a symbolic link, a hard-linked file and a directory
+// at its path: nothing is written, the link and the file it names are as
+// they were, and no temporary file is left.
+func TestWriteAtomicRefusesLinks(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, path, outside string)
+		want string
+	}{
+		{"symlink", func(t *testing.T, path, outside string) {
+			if err := os.Symlink(outside, path); err != nil {
+				t.Fatal(err)
+			}
+		}, "is a symbolic link"},
+		{"dangling symlink", func(t *testing.T, path, outside string) {
+			if err := os.Symlink(outside+".new", path); err != nil {
+				t.Fatal(err)
+			}
+		}, "is a symbolic link"},
+		{"hardlink", func(t *testing.T, path, outside string) {
+			if err := os.Link(outside, path); err != nil {
+				t.Fatal(err)
+			}
+		}, "has more than one hard link"},
+		{"directory", func(t *testing.T, path, outside string) {
+			if err := os.Mkdir(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, "is not a regular file"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			state, elsewhere := t.TempDir(), t.TempDir()
+			outside := filepath.Join(elsewhere, "outside.txt")
+			if err := os.WriteFile(outside, []byte("outside\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			path := filepath.Join(state, "analytics.html")
+			tc.make(t, path, outside)
+			before, _ := os.Lstat(path)
+			err := WriteAtomic(path, func(w io.Writer) error { _, err := io.WriteString(w, "new\n"); return err })
+			var unsafe *UnsafeFileError
+			if !errors.As(err, &unsafe) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("WriteAtomic: %v; want an UnsafeFileError saying %q", err, tc.want)
+			}
+			if b, _ := os.ReadFile(outside); string(b) != "outside\n" {
+				t.Errorf("the file outside holds %q", b)
+			}
+			if _, err := os.Stat(outside + ".new"); err == nil {
+				t.Error("a file was created outside through the dangling link")
+			}
+			if after, _ := os.Lstat(path); !os.SameFile(before, after) || before.Mode() != after.Mode() {
+				t.Errorf("%s was replaced", path)
+			}
+			if ents, _ := os.ReadDir(state); len(ents) != 1 {
+				t.Errorf("the state directory holds %d entries, want only the link", len(ents))
+			}
+		})
 	}
 }

@@ -26,7 +26,7 @@ func OpenNoLink(path string, flag int, perm os.FileMode) (*os.File, error) {
 		f.Close()
 		return nil, err
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+	if hardLinked(fi) {
 		f.Close()
 		return nil, &UnsafeFileError{Path: path, Reason: "has more than one hard link: writing it would change the other names too; replace it with a copy"}
 	}
@@ -35,4 +35,10 @@ func OpenNoLink(path string, flag int, perm os.FileMode) (*os.File, error) {
 		return nil, &UnsafeFileError{Path: path, Reason: "is not a regular file"}
 	}
 	return f, nil
+}
+
+// hardLinked reports whether the file has more than one hard link.
+func hardLinked(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && st.Nlink > 1
 }

@@ -10,3 +10,7 @@ func OpenNoLink(path string, flag int, perm os.FileMode) (*os.File, error) {
 	}
 	return os.OpenFile(path, flag, perm)
 }
+
+// hardLinked reports whether the file has more than one hard link, which
+// os.FileInfo does not tell on Windows.
+func hardLinked(os.FileInfo) bool { return false }

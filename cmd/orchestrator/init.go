@@ -5,12 +5,14 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 
 	"github.com/autoretry/orchestrator"
 	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/statefile"
 )
 
 func init() {
@@ -55,11 +57,11 @@ func runInit(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if !*example {
-		if err := os.WriteFile(filepath.Join(e.dir, issuequeue.QueueFile), []byte(newProjectQueue), 0o644); err != nil {
+		if err := writeBytes(filepath.Join(e.dir, issuequeue.QueueFile), []byte(newProjectQueue)); err != nil {
 			return err
 		}
 	}
-	if err := os.WriteFile(filepath.Join(e.dir, ".gitignore"), []byte(stateGitignore), 0o644); err != nil {
+	if err := writeBytes(filepath.Join(e.dir, ".gitignore"), []byte(stateGitignore)); err != nil {
 		return err
 	}
 	fmt.Fprintf(e.stdout, "created %s\n", e.dir)
@@ -118,6 +120,29 @@ func copyExample(dir string) error {
 		if filepath.Ext(path) == ".sh" {
 			mode = 0o755
 		}
-		return os.WriteFile(target, b, mode)
+		return createFile(target, b, mode)
+	})
+}
+
+// createFile writes a new file. O_EXCL makes the open fail on anything
+// already at path, a symbolic link included, so nothing placed in the new
+// directory meanwhile is written through.
+func createFile(path string, b []byte, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, mode)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// writeBytes replaces the file at path with b, refusing links.
+func writeBytes(path string, b []byte) error {
+	return statefile.WriteAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(b)
+		return err
 	})
 }
