@@ -295,6 +295,10 @@ func (d *doc) parseTables(check func(i int)) {
 // indexFields records the field rows of the record's table t (nil: it has
 // none) and reports the table's shape problems. t may live in a reused
 // buffer: what later reads need of it is copied into r.fields.
+// maxRowFindings is how many problems with the rows of one field table
+// are listed.
+const maxRowFindings = 100
+
 func (d *doc) indexFields(r *record, t *table) {
 	if t == nil {
 		return
@@ -311,15 +315,30 @@ func (d *doc) indexFields(r *record, t *table) {
 	if len(t.rows) > 64 {
 		seen = make(map[string]int, len(t.rows))
 	}
+	// A table's rows can each be a problem (a field written a hundred
+	// thousand times): the first maxRowFindings are reported, then how
+	// many more, so that what a file costs to lint stays small.
+	rowFindings, more, moreLine := 0, 0, 0
+	report := func(line, col int, format string, args ...any) {
+		if rowFindings == maxRowFindings {
+			if more == 0 {
+				moreLine = line
+			}
+			more++
+			return
+		}
+		rowFindings++
+		r.findings = append(r.findings, d.finding(line, col, false, format, args...))
+	}
 	for i, rw := range t.rows {
 		if !bytes.Contains(d.src[rw.start:rw.end], []byte{'|'}) {
-			r.findings = append(r.findings, d.finding(rw.line, 1, false,
-				"text directly under a table is read as a table row; put a blank line between the table and the text"))
+			report(rw.line, 1,
+				"text directly under a table is read as a table row; put a blank line between the table and the text")
 			continue
 		}
 		if rw.width > hw {
-			r.findings = append(r.findings, d.finding(rw.line, 1, false,
-				"row has %d cells but the table header has %d; the extra cells would be ignored", rw.width, hw))
+			report(rw.line, 1,
+				"row has %d cells but the table header has %d; the extra cells would be ignored", rw.width, hw)
 		}
 		if len(rw.cells) == 0 || rw.cells[0].missing {
 			continue
@@ -344,8 +363,8 @@ func (d *doc) indexFields(r *record, t *table) {
 			prev = fieldIndex(d, r, raw)
 		}
 		if prev >= 0 {
-			r.findings = append(r.findings, d.finding(rw.line, d.s.col(name.start), false,
-				"field %q appears twice in %s (first at line %d)", d.s.cellText(name), r.key, t.rows[prev].line+1))
+			report(rw.line, d.s.col(name.start),
+				"field %q appears twice in %s (first at line %d)", d.s.cellText(name), r.key, t.rows[prev].line+1)
 			continue
 		}
 		f := fieldRef{row: int32(i), line: int32(rw.line), name: span32{int32(name.start), int32(name.end)},
@@ -354,6 +373,10 @@ func (d *doc) indexFields(r *record, t *table) {
 			f.value, f.hasValue = span32{int32(rw.cells[1].start), int32(rw.cells[1].end)}, true
 		}
 		r.fields = append(r.fields, f)
+	}
+	if more > 0 {
+		r.findings = append(r.findings, d.finding(moreLine, 1, false,
+			"%d more problems with rows of %s's field table from here on are not listed", more, r.key))
 	}
 }
 

@@ -234,3 +234,28 @@ func BenchmarkHostile(b *testing.B) {
 		}
 	}
 }
+
+// TestRowFindingsCapped: a field table whose every row is a problem lists
+// the first maxRowFindings of them and then how many more, so that lint's
+// output and memory stay small however many rows there are.
+func TestRowFindingsCapped(t *testing.T) {
+	const rows = 5000
+	var b strings.Builder
+	b.WriteString("## ISSUE-20261122-001\n\n| Field | Value |\n|---|---|\n| Status | pending |\n")
+	for range rows {
+		b.WriteString("| Status | pending |\n")
+	}
+	q := ParseQueue("issue_queue.md", []byte(b.String()))
+	fs := q.Findings()
+	if got, want := len(fs), maxRowFindings+1; got != want {
+		t.Fatalf("%d findings, want %d", got, want)
+	}
+	last := fs[len(fs)-1]
+	wantMsg := fmt.Sprintf("%d more problems with rows of ISSUE-20261122-001's field table from here on are not listed", rows-maxRowFindings)
+	if last.Msg != wantMsg || last.Line != 6+maxRowFindings {
+		t.Errorf("last finding %d: %q, want %d: %q", last.Line, last.Msg, 6+maxRowFindings, wantMsg)
+	}
+	if len(q.Quarantined) != 1 {
+		t.Errorf("%d issues quarantined, want 1", len(q.Quarantined))
+	}
+}
