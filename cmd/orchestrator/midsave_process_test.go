@@ -17,7 +17,6 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/autoretry/orchestrator/issuequeue"
-	"github.com/autoretry/orchestrator/statefile"
 )
 
 var editorRaceFails = flag.Int("editor-race-fails", 40, "how many fails TestProcessFailRacesEditorSaves races with the editor")
@@ -153,29 +152,11 @@ type saver struct {
 }
 
 func (e *saver) run(ctx context.Context, stop <-chan struct{}) {
-	dir := filepath.Dir(e.path)
-	savedDuring := map[int]bool{}
-	tick := time.NewTicker(500 * time.Microsecond)
-	defer tick.Stop()
-	for n := 1; ; {
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		holder, held, err := statefile.WriteHolder(dir)
-		if err != nil {
-			e.t.Errorf("editor: %v", err)
-			return
-		}
-		if !held || holder.PID == 0 || savedDuring[holder.PID] {
-			continue
-		}
+	e.duringWrite = saveDuringWrites(ctx, e.t, stop, filepath.Dir(e.path), func(n int) (bool, error) {
 		word := fmt.Sprintf("edit%03d", n)
 		style := n % 3
 		var ok bool
+		var err error
 		switch style {
 		case 0:
 			ok, err = e.renameOver(word)
@@ -184,20 +165,11 @@ func (e *saver) run(ctx context.Context, stop <-chan struct{}) {
 		default:
 			ok, err = e.inPlace(word)
 		}
-		if err != nil {
-			e.t.Errorf("editor: %v", err)
-			return
+		if ok {
+			e.styles[style]++
 		}
-		if !ok {
-			continue // the file changed since it was read: read it again
-		}
-		if h, held, _ := statefile.WriteHolder(dir); held && h.PID == holder.PID {
-			e.duringWrite++
-		}
-		savedDuring[holder.PID] = true
-		e.styles[style]++
-		n++
-	}
+		return ok, err
+	})
 }
 
 // renameOver saves as vim does: a new file, checked against what was read,
@@ -223,15 +195,8 @@ func (e *saver) renameOver(word string) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	if !bytes.Equal(displaced, cur) {
-		// A command committed after the check: the save overwrote it.
+	if clobbered(e.lostRows, cur, next, displaced) {
 		e.clobbers++
-		kept := rowsOf(next)
-		for r := range rowsOf(displaced) {
-			if kept[r] == 0 {
-				e.lostRows[r] = true
-			}
-		}
 	}
 	e.saved = append(e.saved, word)
 	return true, nil

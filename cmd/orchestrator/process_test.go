@@ -1110,52 +1110,26 @@ type editor struct {
 
 // run saves once while each command holds the write lock, so that the
 // saves land in the middle of the commands' writes, until stop is closed.
-// It only looks at the lock (as F_OFD_GETLK does, without taking it) to
-// time its saves; the saves themselves ignore it, as editors do.
 func (e *editor) run(ctx context.Context, stop <-chan struct{}) {
-	dir := filepath.Dir(e.path)
-	tmp := filepath.Join(dir, ".issue_queue.md.editor")
-	savedDuring := map[int]bool{} // holders' pids
-	tick := time.NewTicker(500 * time.Microsecond)
-	defer tick.Stop()
-	for n := 1; ; {
-		select {
-		case <-stop:
-			return
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
-		holder, held, err := statefile.WriteHolder(dir)
-		if err != nil {
-			e.t.Errorf("editor: %v", err)
-			return
-		}
-		if !held || holder.PID == 0 || savedDuring[holder.PID] {
-			continue
-		}
+	tmp := filepath.Join(filepath.Dir(e.path), ".issue_queue.md.editor")
+	e.duringWrite = saveDuringWrites(ctx, e.t, stop, filepath.Dir(e.path), func(n int) (bool, error) {
 		cur, err := os.ReadFile(e.path)
 		if err != nil {
-			e.t.Errorf("editor: %v", err)
-			return
+			return false, err
 		}
-		word := fmt.Sprintf("edit%03d", n)
-		next := appendWord(cur, e.notes, word)
+		next := appendWord(cur, e.notes, fmt.Sprintf("edit%03d", n))
 		if err := os.WriteFile(tmp, next, 0o644); err != nil {
-			e.t.Errorf("editor: %v", err)
-			return
+			return false, err
 		}
 		if now, _ := os.ReadFile(e.path); !bytes.Equal(now, cur) {
-			continue // changed since reading: read it again
+			return false, nil // changed since reading: read it again
 		}
 		if err := unix.Renameat2(unix.AT_FDCWD, tmp, unix.AT_FDCWD, e.path, unix.RENAME_EXCHANGE); err != nil {
-			e.t.Errorf("editor: %v", err)
-			return
+			return false, err
 		}
 		displaced, err := os.ReadFile(tmp)
 		if err != nil {
-			e.t.Errorf("editor: %v", err)
-			return
+			return false, err
 		}
 		os.Remove(tmp)
 		// A word of an earlier save missing from what the editor read, and
@@ -1165,25 +1139,74 @@ func (e *editor) run(ctx context.Context, stop <-chan struct{}) {
 				e.lostWords = append(e.lostWords, w)
 			}
 		}
-		if !bytes.Equal(displaced, cur) {
-			// A command committed after the editor's check: the editor
-			// overwrote it, as vim would have.
+		if clobbered(e.lostRows, cur, next, displaced) {
 			e.clobbers++
-			kept := rowsOf(next)
-			for r := range rowsOf(displaced) {
-				if kept[r] == 0 {
-					e.lostRows[r] = true
-				}
-			}
 		}
-		if h, held, _ := statefile.WriteHolder(dir); held && h.PID == holder.PID {
-			e.duringWrite++
-		}
-		savedDuring[holder.PID] = true
 		e.placed = notesWords(next, e.notes)
 		e.saves++
+		return true, nil
+	})
+}
+
+// saveDuringWrites calls save once while each command holds the write lock
+// of the state directory dir, so that saves land in the middle of the
+// commands' writes, until stop is closed; save(n) is the nth save, and
+// returns false to be called again for the same command (the file changed
+// under it). It only looks at the lock (as F_OFD_GETLK does, without taking
+// it) to time the saves; the saves themselves ignore it, as editors do. It
+// returns how many saves ended while the command holding the lock when they
+// began still held it.
+func saveDuringWrites(ctx context.Context, t *testing.T, stop <-chan struct{}, dir string, save func(n int) (bool, error)) (duringWrite int) {
+	savedDuring := map[int]bool{} // holders' pids
+	tick := time.NewTicker(500 * time.Microsecond)
+	defer tick.Stop()
+	for n := 1; ; {
+		select {
+		case <-stop:
+			return duringWrite
+		case <-ctx.Done():
+			return duringWrite
+		case <-tick.C:
+		}
+		holder, held, err := statefile.WriteHolder(dir)
+		if err != nil {
+			t.Errorf("editor: %v", err)
+			return duringWrite
+		}
+		if !held || holder.PID == 0 || savedDuring[holder.PID] {
+			continue
+		}
+		ok, err := save(n)
+		if err != nil {
+			t.Errorf("editor: %v", err)
+			return duringWrite
+		}
+		if !ok {
+			continue
+		}
+		if h, held, _ := statefile.WriteHolder(dir); held && h.PID == holder.PID {
+			duringWrite++
+		}
+		savedDuring[holder.PID] = true
 		n++
 	}
+}
+
+// clobbered reports whether a vim-style save of next, checked against cur,
+// displaced something else: a command committed after the check, and the
+// save overwrote it, as vim would have. The rows it threw away go into
+// lostRows.
+func clobbered(lostRows map[string]bool, cur, next, displaced []byte) bool {
+	if bytes.Equal(displaced, cur) {
+		return false
+	}
+	kept := rowsOf(next)
+	for r := range rowsOf(displaced) {
+		if kept[r] == 0 {
+			lostRows[r] = true
+		}
+	}
+	return true
 }
 
 // appendWord appends " word" to the first line of src that starts with
