@@ -39,16 +39,17 @@ func newTotals() *totals {
 // Update brings the running totals of state directory dir up to date with
 // the rows and events written since they were last saved, saves them, and
 // returns the snapshot. Its cost follows what was added, not the age of the
-// history. Totals that are missing, unreadable, or no longer match the
-// files (history.csv edited by hand, rotated months removed) are counted
-// again from everything the files hold, once. Reading the same files, it
+// history. Totals that are missing or unreadable are counted again from
+// everything the files hold, once; when only history.csv no longer matches
+// (edited by hand, or split into months), only its rows are counted again,
+// so that what was counted from events since pruned stays counted. Reading the same files, it
 // gives what Compute gives over ReadHistory and ReadEvents.
 func Update(dir string) (Snapshot, error) {
 	path := issuequeue.Paths{Dir: dir}.MetricsState()
 	t := loadTotals(path)
 	h, ok, _ := orchestrator.ReadHistoryAfter(dir, t.History, t.addLoop)
 	if !ok {
-		t = newTotals()
+		t.forgetHistory()
 		h, _, _ = orchestrator.ReadHistoryAfter(dir, t.History, t.addLoop)
 	}
 	t.History = h
@@ -69,6 +70,17 @@ func Update(dir string) (Snapshot, error) {
 		return Snapshot{}, fmt.Errorf("saving the metrics totals: %w", err)
 	}
 	return t.Snapshot, nil
+}
+
+// forgetHistory takes back what was counted from the history rows, to
+// count them again from the start, and keeps what was counted from the
+// event log, whose older lines pruning may have removed since.
+func (t *totals) forgetHistory() {
+	s, fresh := &t.Snapshot, newSnapshot()
+	s.Runs, s.Loops, s.AutoRetryLoops, s.FailedLoops, s.ImmediateFailures = 0, 0, 0, fresh.FailedLoops, 0
+	s.RetryAttempts[KindTransient], s.RetrySuccess[KindTransient], s.RetryFailure[KindTransient] = 0, 0, 0
+	s.Last, s.LastLoopFinished, s.RunAutoRetries, s.BreakerOpen = false, time.Time{}, 0, false
+	t.LastRun, t.History = "", orchestrator.HistoryCursor{}
 }
 
 // loadTotals reads the saved totals; anything it cannot use gives new,

@@ -176,6 +176,34 @@ func TestUpdateAcrossPrune(t *testing.T) {
 	}
 }
 
+// History counted again (history.csv no longer matching the saved cursor)
+// does not take back what was counted from events that pruning has removed
+// since.
+func TestUpdateRecountKeepsPrunedEvents(t *testing.T) {
+	dir := t.TempDir()
+	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
+	for n := 0; n < 4; n++ {
+		simRun(t, dir, n, start.Add(time.Duration(n)*24*time.Hour))
+	}
+	s, _ := metrics.Update(dir)
+	counted := s.RetryAttempts[metrics.KindAutoRetry]
+	now := start.Add(4 * 24 * time.Hour)
+	if err := (orchestrator.EventLog{Dir: dir}).Prune(now, 24*time.Hour, 36*time.Hour); err != nil {
+		t.Fatal(err)
+	}
+	// A person deletes history.csv's last row: the rows are counted again.
+	hist := orchestrator.HistoryPath(dir)
+	b, _ := os.ReadFile(hist)
+	os.WriteFile(hist, b[:bytes.LastIndexByte(b[:len(b)-1], '\n')+1], 0o644)
+	s, _ = metrics.Update(dir)
+	if got := s.RetryAttempts[metrics.KindAutoRetry]; got != counted {
+		t.Errorf("auto-retry attempts after history was counted again: %d, want %d", got, counted)
+	}
+	if got, want := s.Loops, 4*3-1; got != want {
+		t.Errorf("loops after the edit: %d, want %d", got, want)
+	}
+}
+
 // Update reads only what was added: rows already counted, in history.csv
 // or in the month it was rotated into, are not read again.
 func TestUpdateReadsOnlyWhatIsNew(t *testing.T) {
