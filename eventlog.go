@@ -236,17 +236,21 @@ func pruneFile(path string, cutoff time.Time, when func([]byte) (time.Time, bool
 	r := bufio.NewReaderSize(f, 64<<10)
 	var off int64
 	for {
+		// A line longer than the buffer (an event with a long reason) is
+		// dated by its start, which holds its time, and skipped whole.
 		line, err := r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			break // a line this long is not an event: keep it and what follows
-		}
 		if len(line) == 0 {
 			break // every line was old
 		}
 		if t, ok := when(line); !ok || !t.Before(cutoff) {
 			break
 		}
-		off += int64(len(line))
+		n := int64(len(line))
+		for errors.Is(err, bufio.ErrBufferFull) {
+			line, err = r.ReadSlice('\n')
+			n += int64(len(line))
+		}
+		off += n
 		if err != nil {
 			break
 		}

@@ -102,7 +102,8 @@ func eventIDs(evs []Event) []string {
 }
 
 // Pruning keeps what the window reader would read with the retention as
-// window, and copies it rather than holding the whole log.
+// window, and copies it rather than holding the whole log; an old line of
+// any length goes.
 func TestPruneKeepsTheRecentPart(t *testing.T) {
 	dir := t.TempDir()
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
@@ -110,6 +111,10 @@ func TestPruneKeepsTheRecentPart(t *testing.T) {
 	var want bytes.Buffer
 	for at := now.Add(-60 * 24 * time.Hour); !at.After(now); at = at.Add(6 * time.Hour) {
 		ev := Event{Time: at, Event: EvLoop, RunID: "r"}
+		if at.Equal(now.Add(-45 * 24 * time.Hour)) {
+			// A line longer than any read buffer is pruned like the others.
+			ev.Reason = strings.Repeat("a person's long answer ", 5000)
+		}
 		if err := lg.Record(ev); err != nil {
 			t.Fatal(err)
 		}
