@@ -284,9 +284,6 @@ func splitHistory(dir, month string) error {
 			p = &part{target: path}
 			if key != "" {
 				p.target = filepath.Join(dir, "history-"+key+".csv")
-				if _, err := os.Lstat(p.target); err == nil {
-					return fmt.Errorf("%s exists already; merge the two by hand", p.target)
-				}
 			}
 			p.tmp = p.target + ".rotate"
 			f, err := statefile.OpenNoLink(p.tmp, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
@@ -319,10 +316,22 @@ func splitHistory(dir, month string) error {
 	// The months first, history.csv last: until it is replaced, it still
 	// holds every row.
 	for _, p := range parts {
-		if p.target != path {
-			if err := os.Rename(p.tmp, p.target); err != nil {
-				return err
+		if p.target == path {
+			continue
+		}
+		// A month file that holds exactly these rows is from a split that
+		// stopped before history.csv was replaced: it is done already.
+		if old, err := os.ReadFile(p.target); err == nil {
+			mine, err := os.ReadFile(p.tmp)
+			if err != nil || !bytes.Equal(old, mine) {
+				cleanup()
+				return errors.Join(err, fmt.Errorf("%s exists already with other rows; merge the two by hand", p.target))
 			}
+			os.Remove(p.tmp)
+			continue
+		}
+		if err := os.Rename(p.tmp, p.target); err != nil {
+			return err
 		}
 	}
 	if p := byMonth[""]; p != nil {

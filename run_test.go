@@ -303,6 +303,50 @@ func TestHistoryLegacyMigration(t *testing.T) {
 	}
 }
 
+// A split stopped after it wrote the month files but before it replaced
+// history.csv is finished by the next run, without a row counted twice; a
+// month file with other rows is not overwritten.
+func TestHistorySplitInterrupted(t *testing.T) {
+	dir := t.TempDir()
+	for _, m := range []time.Month{time.October, time.November} {
+		at := time.Date(2026, m, 2, 10, 0, 0, 0, time.UTC)
+		r := LoopRecord{RunID: fmt.Sprint("r", m), Loop: 1, Kind: "regular", Started: at, Finished: at, Result: ResultOK, Breaker: "closed"}
+		if err := AppendHistory(dir, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before, _ := os.ReadFile(HistoryPath(dir))
+	now := time.Date(2026, 11, 24, 0, 0, 0, 0, time.UTC)
+	if err := RotateHistory(dir, now, 0); err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(HistoryPath(dir), before, 0o644) // as if stopped before its last rename
+	if err := RotateHistory(dir, now, 0); err != nil {
+		t.Fatalf("rotation after an interrupted split: %v", err)
+	}
+	if got, errs := ReadHistory(dir); len(got) != 2 || len(errs) > 0 {
+		t.Errorf("after the split was finished: %d rows (%v), want 2", len(got), errs)
+	}
+	// A month file that someone changed is theirs: refused, nothing moved.
+	os.WriteFile(HistoryPath(dir), before, 0o644)
+	month := filepath.Join(dir, "history-2026-10.csv")
+	kept, err := os.ReadFile(month)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edited := append(kept, "# a person's note\n"...)
+	os.WriteFile(month, edited, 0o644)
+	if err := RotateHistory(dir, now, 0); err == nil || !strings.Contains(err.Error(), "merge the two by hand") {
+		t.Errorf("rotation onto a month file with other rows: %v, want a refusal", err)
+	}
+	if got, _ := os.ReadFile(month); !bytes.Equal(got, edited) {
+		t.Errorf("the month file was changed:\n%s", got)
+	}
+	if got, _ := os.ReadFile(HistoryPath(dir)); !bytes.Equal(got, before) {
+		t.Errorf("history.csv was changed:\n%s", got)
+	}
+}
+
 // A last row without its newline (a crash mid-write) is not read until it
 // is whole; the offset returned is where it starts.
 func TestScanHistoryFileTornRow(t *testing.T) {
