@@ -223,8 +223,17 @@ func (s *Store) recoverIntent(ctx context.Context, set *settler) error {
 func (s *Store) recoverFile(ctx context.Context, set *settler, f intentFile) error {
 	path := filepath.Join(s.Dir, f.Name)
 	cur, err := readSettled(path)
-	if err != nil || cur == nil || sum(cur) == f.After {
+	if err != nil || cur != nil && sum(cur) == f.After {
 		return err
+	}
+	base := cur
+	if cur == nil {
+		if f.Name != StateFile {
+			return nil // removed since: nothing to complete
+		}
+		// Missing: made from the template with the edits, as the change
+		// itself would have made it.
+		base = []byte(StateTemplate)
 	}
 	edits := decodeEdits(f.Edits)
 	if len(edits) == 0 {
@@ -243,10 +252,11 @@ func (s *Store) recoverFile(ctx context.Context, set *settler, f intentFile) err
 	default:
 		return nil
 	}
-	next, err := rebase(cur)
+	next, err := rebase(base)
 	var ce *ConflictError
 	var ve *ValidationError
-	if errors.As(err, &ce) || errors.As(err, &ve) {
+	var qe *QuarantinedError
+	if errors.As(err, &ce) || errors.As(err, &ve) || errors.As(err, &qe) {
 		return nil // changed by hand since: the person's version stands
 	}
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 const intentQueue = `# Issue Queue
@@ -176,5 +177,67 @@ func TestIntentKeepsTheNewerCopy(t *testing.T) {
 	}
 	if a := ParseQueue("a", []byte(read(t, s.Archive()))); a.Issue("ISSUE-20261122-002") != nil {
 		t.Errorf("the archive still holds the older copy:\n%s", read(t, s.Archive()))
+	}
+}
+
+// TestIntentCreatesAMissingState proves: a change stopped after the queue
+// in a directory without session_state.md still gets its counters: the
+// file is made from the template with the change's edits.
+func TestIntentCreatesAMissingState(t *testing.T) {
+	s := newIntentStore(t)
+	if err := os.Remove(s.State()); err != nil {
+		t.Fatal(err)
+	}
+	interrupted(t, s, retryChange)
+	if _, err := os.Stat(s.State()); !os.IsNotExist(err) {
+		t.Fatalf("the interrupted update wrote the state: %v", err)
+	}
+	if err := s.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, s.State()); !strings.Contains(got, "| total_auto_retries | 3 |") {
+		t.Errorf("the missing state was not completed:\n%s", got)
+	}
+}
+
+// TestIntentAroundAQuarantinedIssue proves: an issue a person made invalid
+// after the interruption is theirs (left as written) and does not keep the
+// rest of the change from being completed.
+func TestIntentAroundAQuarantinedIssue(t *testing.T) {
+	s := newIntentStore(t)
+	interrupted(t, s, retryChange)
+	hand := strings.Replace(read(t, s.Queue()), "| Retry-Count | 3 |", "| Retry-Count | three |", 1)
+	if err := os.WriteFile(s.Queue(), []byte(hand), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Recover(context.Background()); err != nil {
+		t.Fatalf("recovery around a quarantined issue: %v", err)
+	}
+	if got := read(t, s.Queue()); got != hand {
+		t.Errorf("recovery changed the person's queue:\n%s", got)
+	}
+	if got := read(t, s.State()); !strings.Contains(got, "| total_auto_retries | 3 |") {
+		t.Errorf("the state was not completed:\n%s", got)
+	}
+}
+
+// TestSettleFutureTime proves: a state file whose modification time is in
+// the future (another machine's clock) is not taken for a save going on,
+// so commands do not wait on it.
+func TestSettleFutureTime(t *testing.T) {
+	s := newIntentStore(t)
+	ahead := time.Now().Add(time.Hour)
+	if err := os.Chtimes(s.Queue(), ahead, ahead); err != nil {
+		t.Fatal(err)
+	}
+	if newSettler().busy(s.Queue()) {
+		t.Error("a file dated an hour ahead is taken for a save going on")
+	}
+	now := time.Now()
+	if err := os.Chtimes(s.Queue(), now, now); err != nil {
+		t.Fatal(err)
+	}
+	if !newSettler().busy(s.Queue()) {
+		t.Error("a file someone wrote just now is not taken for a save that may be going on")
 	}
 }

@@ -89,7 +89,14 @@ func (s *settler) saving(path string) bool {
 // busy reports whether the file at path may be in the middle of a save:
 // written by someone else than the tool, a moment ago.
 func (s *settler) busy(path string) bool {
-	return s.now().Before(stampOf(path).settledAt())
+	return !settled(s.now(), stampOf(path).settledAt())
+}
+
+// settled reports whether a file that settles at at has settled by now. A
+// time further ahead than a quiet period is another clock's (a copy from
+// another machine, a network file system), not a save going on now.
+func settled(now, at time.Time) bool {
+	return !now.Before(at) || at.After(now.Add(settleQuiet))
 }
 
 // SavingError reports a state file that was still being written by
@@ -121,7 +128,7 @@ func (s *settler) wait(ctx context.Context, path string, seen []byte) bool {
 			return true
 		}
 		quiet := cur.settledAt()
-		if !now.Before(quiet) {
+		if settled(now, quiet) {
 			// Unless the content changed unseen (a save of the same
 			// size within the clock's resolution), it is final.
 			b, err := readSettled(path)
@@ -144,14 +151,16 @@ var errSaving = errors.New("in the middle of a save")
 
 // midSave reports whether err is one that a file caught in the middle of
 // a save explains: a read that does not parse, lacks an issue, or
-// conflicts with the change being written.
+// conflicts with the change being written, or shows the issue invalid.
 func midSave(err error) bool {
 	var (
 		ve *ValidationError
 		nf *NotFoundError
 		ce *ConflictError
+		qe *QuarantinedError
 	)
-	return errors.As(err, &ve) || errors.As(err, &nf) || errors.As(err, &ce) || errors.Is(err, statefile.ErrDeleted) || err == errSaving
+	return errors.As(err, &ve) || errors.As(err, &nf) || errors.As(err, &ce) || errors.As(err, &qe) ||
+		errors.Is(err, statefile.ErrDeleted) || err == errSaving
 }
 
 // readSettled reads a state file; nil means missing.

@@ -263,7 +263,8 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 		}
 		ch, err = fn(q, st)
 		var nf *NotFoundError
-		if errors.As(err, &nf) && set.wait(ctx, s.Queue(), qOrig) {
+		var qe *QuarantinedError
+		if (errors.As(err, &nf) || errors.As(err, &qe)) && set.wait(ctx, s.Queue(), qOrig) {
 			continue // the issue may be in the middle of a save
 		}
 		if err != nil {
