@@ -212,6 +212,11 @@ func (st *stream) line2(b []byte) {
 			// the report rules read; the other events repeat it.
 			st.rep.inJSON = true
 			st.rep.json = append(st.rep.json[:0], out...)
+			// The test's name as the line rules make it, as its
+			// "--- FAIL: name" line will have it.
+			if name, ok := st.sc.appendLine(st.rep.jsonName[:0], test, false); ok {
+				st.rep.jsonName, test = name, name
+			}
 			for rest := st.rep.json; len(rest) > 0; {
 				line := rest
 				if k := bytes.IndexByte(rest, '\n'); k >= 0 {
