@@ -317,8 +317,7 @@ func (r *report) testPiece() {
 		return
 	}
 	if prev, ok := r.tests[string(r.testName)]; ok {
-		lines := bytes.TrimSuffix(r.testBuf[len(r.testName)+5:], []byte{'\n'})
-		now := appendCapped(prev, lines)
+		now := r.joinPiece(prev)
 		r.testBytes += len(now) - len(prev)
 		r.tests[string(r.testName)] = now
 		return
@@ -330,13 +329,20 @@ func (r *report) testPiece() {
 	r.testBytes += len(r.testBuf)
 }
 
+// joinPiece adds the lines of the piece being read (without its "=== name"
+// line) to the earlier pieces of its test in prev, within maxBlock.
+func (r *report) joinPiece(prev []byte) []byte {
+	lines := bytes.TrimSuffix(r.testBuf[len(r.testName)+len("=== \n"):], []byte{'\n'})
+	return appendCapped(prev, lines)
+}
+
 // testEnd ends test name: its output is dropped if it passed, or becomes
 // a block.
 func (r *report) testEnd(name []byte, failed bool) {
 	if bytes.Equal(name, r.testName) {
 		if failed && len(r.testBuf) > 0 {
 			if prev, ok := r.tests[string(name)]; ok {
-				r.testBuf = append(prev, r.testBuf[len(name)+5:]...)
+				r.testBuf = r.joinPiece(prev)
 				r.testBytes -= len(prev)
 				delete(r.tests, string(name))
 			}

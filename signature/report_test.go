@@ -173,3 +173,28 @@ func TestBlocksBounded(t *testing.T) {
 	}
 	st.close()
 }
+
+// TestTestOutputBounded: a go -v test whose output comes in pieces between
+// other tests' is gathered into one block of at most maxBlock bytes, as
+// one piece is.
+func TestTestOutputBounded(t *testing.T) {
+	r := compileV2(t, "")
+	var in bytes.Buffer
+	piece := func(name string) {
+		fmt.Fprintf(&in, "=== CONT  %s\n", name)
+		for range 200 {
+			fmt.Fprintf(&in, "    x_test.go:3: %s\n", strings.Repeat("y", 100))
+		}
+	}
+	piece("TestA")
+	piece("TestB")
+	piece("TestA") // still being read when it fails
+	in.WriteString("--- FAIL: TestA (0.01s)\n--- FAIL: TestB (0.01s)\nFAIL\n")
+	st := r.newStream(func([]byte) error { return nil })
+	st.write(in.Bytes())
+	for _, b := range st.rep.finish() {
+		if len(b) > maxBlock {
+			t.Errorf("a block of %d bytes, more than %d: %.60q…", len(b), maxBlock, b)
+		}
+	}
+}
