@@ -46,7 +46,8 @@ type report struct {
 	cur    []byte // the block being read; its buffer is reused
 
 	blocks blockHeap
-	size   int // bytes in blocks
+	cut    *block // the first in order of the blocks given up, if any
+	size   int    // bytes in blocks
 
 	tests     map[string][]byte // output of tests not finished, by name
 	testBytes int               // in tests
@@ -242,13 +243,18 @@ func (r *report) keep(b []byte) {
 		return
 	}
 	k := block{hash64(b), b}
+	if r.cut != nil && !k.less(*r.cut) {
+		return // at or after a block given up: it would have gone too
+	}
 	if len(r.blocks) > 0 && (len(r.blocks) >= maxBlocks || r.size+len(b) > maxBlockBytes) &&
 		!k.less(r.blocks[0]) {
-		return // it would be the first to go
+		r.giveUp(k) // it would be the first to go
+		return
 	}
 	if len(r.blocks) >= maxBlocks {
 		// The last in order gives way, and its buffer takes the copy.
 		top := r.blocks[0]
+		r.giveUp(top)
 		r.size += len(b) - len(top.b)
 		r.blocks[0] = block{k.h, append(top.b[:0], b...)}
 		r.blocks.down(0)
@@ -257,7 +263,18 @@ func (r *report) keep(b []byte) {
 		r.size += len(b)
 	}
 	for len(r.blocks) > maxBlocks || r.size > maxBlockBytes {
-		r.size -= len(r.blocks.pop().b)
+		top := r.blocks.pop()
+		r.giveUp(top)
+		r.size -= len(top.b)
+	}
+}
+
+// giveUp notes a block given up for the bounds. Every block at or after
+// it in order goes too, whenever it comes: so the blocks kept are the
+// first in order that fit, whatever order they came in.
+func (r *report) giveUp(k block) {
+	if r.cut == nil || k.less(*r.cut) {
+		r.cut = &block{k.h, append([]byte(nil), k.b...)}
 	}
 }
 
@@ -383,7 +400,7 @@ func (r *report) finish() [][]byte {
 		bs = append(bs, k.b)
 	}
 	slices.SortFunc(bs, bytes.Compare)
-	r.blocks, r.size = nil, 0
+	r.blocks, r.size, r.cut = nil, 0, nil
 	return bs
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -195,6 +196,27 @@ func TestTestOutputBounded(t *testing.T) {
 	for _, b := range st.rep.finish() {
 		if len(b) > maxBlock {
 			t.Errorf("a block of %d bytes, more than %d: %.60q…", len(b), maxBlock, b)
+		}
+	}
+}
+
+// TestBlocksBoundedAnyOrder: past the bounds, the failure blocks kept are
+// the same whatever order blocks of different sizes come in.
+func TestBlocksBoundedAnyOrder(t *testing.T) {
+	r := compileV2(t, "")
+	rng := rand.New(rand.NewPCG(1, 2))
+	var blocks []string
+	for i := 0; len(blocks) < 600; i++ {
+		blocks = append(blocks, fmt.Sprintf("--- FAIL: Test%d (0.01s)\n    x_test.go:3: %s\n", i, strings.Repeat("y", 500+rng.IntN(15000))))
+	}
+	var want string
+	for try := range 5 {
+		rng.Shuffle(len(blocks), func(i, j int) { blocks[i], blocks[j] = blocks[j], blocks[i] })
+		got := r.SumBytes([]byte(strings.Join(blocks, "")))
+		if try == 0 {
+			want = got
+		} else if got != want {
+			t.Fatalf("order %d: signature %s, want %s: the blocks kept depend on their order", try, got, want)
 		}
 	}
 }
