@@ -66,6 +66,7 @@ type env struct {
 	configPath string // --config; empty means <dir>/config.toml
 	cfg        *config.Config
 	sigRules   *signature.Rules // compiled from cfg when first needed
+	sigOlder   *signature.Rules // the older rules (v1) beside v2, likewise
 	sigRoot    string           // signature --root, absolute
 }
 

@@ -168,15 +168,16 @@ func (e *env) newSignature() (orchestrator.SignatureWriter, error) {
 	if r.Name() != signature.V2 {
 		return r.NewDigest(), nil
 	}
-	cfg, err := e.config()
-	if err != nil {
-		return nil, err
+	if e.sigOlder == nil {
+		cfg, err := e.config()
+		if err != nil {
+			return nil, err
+		}
+		if e.sigOlder, err = e.compileSignature(signature.V1, cfg.Signature.ExtraPatterns); err != nil {
+			return nil, err
+		}
 	}
-	v1, err := e.compileSignature(signature.V1, cfg.Signature.ExtraPatterns)
-	if err != nil {
-		return nil, err
-	}
-	return &digests{cur: r.NewDigest(), older: v1.NewDigest()}, nil
+	return &digests{cur: r.NewDigest(), older: e.sigOlder.NewDigest()}, nil
 }
 
 // digests computes a signature under the current rules and under the older.
