@@ -55,7 +55,7 @@ type AutoRetry struct {
 // Signature is the [signature] section: how failure output is normalized
 // before hashing.
 type Signature struct {
-	Normalize     string   // "v2", "v1" or "off"
+	Normalize     string   // "v3", "v2", "v1" or "off"
 	ExtraPatterns []string // Go regexps, each replaced by <redacted>; all compile and none matches ""
 }
 
@@ -209,7 +209,7 @@ func Default() *Config {
 			MaxRetriesByType: map[string]int{"build": 1, "test": 3, "review": 2},
 		},
 		Signature: Signature{
-			Normalize:     "v2",
+			Normalize:     "v3",
 			ExtraPatterns: []string{},
 		},
 		Backoff: Backoff{

@@ -114,7 +114,7 @@ func checkInvariants(t *testing.T, c *Config) {
 	if j := c.Backoff.Jitter; !(j >= 0 && j <= 1) {
 		t.Errorf("backoff.jitter = %v", j)
 	}
-	if n := c.Signature.Normalize; n != "v2" && n != "v1" && n != "off" {
+	if n := c.Signature.Normalize; n != "v3" && n != "v2" && n != "v1" && n != "off" {
 		t.Errorf("signature.normalize = %q", n)
 	}
 	for _, p := range c.Signature.ExtraPatterns {

@@ -38,7 +38,7 @@ var fixedSettings = []setting{
 	intKey("auto_retry.max_retries", 0, func(c *Config, n int) { c.AutoRetry.MaxRetries = n }),
 	intKey("auto_retry.halt_after_repeats", 1, func(c *Config, n int) { c.AutoRetry.HaltAfterRepeats = n }),
 
-	stringKey("signature.normalize", oneOf("v2", "v1", "off"), func(c *Config, s string) { c.Signature.Normalize = s }),
+	stringKey("signature.normalize", oneOf("v3", "v2", "v1", "off"), func(c *Config, s string) { c.Signature.Normalize = s }),
 	listKey("signature.extra_patterns", checkRegexp, func(c *Config, l []string) { c.Signature.ExtraPatterns = l }),
 
 	durationKey("backoff.base", func(c *Config, d time.Duration) { c.Backoff.Base = d }),

@@ -36,7 +36,7 @@ func benchmarkSum(b *testing.B, r *Rules) {
 }
 
 func BenchmarkSumBytes(b *testing.B) {
-	r := compileV2(b, "/home/ci/src/app")
+	r := compileSet(b, Current, "/home/ci/src/app")
 	in := benchOutput()
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {

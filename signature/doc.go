@@ -10,9 +10,10 @@
 // # Rule sets
 //
 // The rules are versioned, and any change to them is a new version, so
-// that an upgrade never silently regroups failures. V2, the current set,
-// is V1's line rules plus the workspace and report rules below; V1 stays
-// selectable and unchanged.
+// that an upgrade never silently regroups failures. V3, the current set,
+// is V2 plus the rules for Go's race reports and stacks and pytest's cut
+// reprs below; V2 is V1's line rules plus the workspace and report rules
+// below. V2 and V1 stay selectable and unchanged.
 //
 // # Rule set v1
 //
@@ -187,6 +188,31 @@
 // piece is a block of its own); at most 1024 blocks and 2 MiB of them are
 // kept, those with the smallest values of a fixed hash, so
 // that which are kept depends on the blocks, not on their order.
+//
+// # Rule set v3
+//
+// V2, and:
+//
+//   - Go race reports: every report ("WARNING: DATA RACE" up to its closing
+//     rule) is reduced to the functions its accesses were made in (of each
+//     "Read at …", "Previous write at …", the innermost frame in the
+//     workspace, or without one the first frame outside the runtime and
+//     sync, without its arguments), and all of the output's reports become
+//     one block: "WARNING: DATA RACE" and those functions, sorted, once
+//     each. The race detector reports another set of races between the
+//     same functions, in another order, from run to run.
+//   - A go test's block that says "race detected during execution of test"
+//     keeps only its title and that line: what else the test printed
+//     happened under the race and changes with the schedule.
+//   - Go stacks ("goroutine N [...]:") keep their frames up to the
+//     innermost one in the workspace and from the outermost one in the
+//     workspace (usually the test) on; the frames between, the path the
+//     program took (a random test's operations, another caller), go.
+//   - A repr that pytest cut in the middle ("head...tail") holding a
+//     workspace path loses the head after the root's first place in it
+//     (the head may end inside the root's path) and the tail before the
+//     root's last place: "from '<root>...<root>/x/__init__.py'>". How much
+//     text the cut keeps around the path depends on the checkout's path.
 //
 // # Speed and memory
 //

@@ -67,7 +67,7 @@ func ExampleCompile() {
 	fmt.Println(err)
 	// Output:
 	// 500 Internal Server Error (<redacted>) in <dur>
-	// unknown signature rule set "v9" (known: "v2", "v1", "off")
+	// unknown signature rule set "v9" (known: "v3", "v2", "v1", "off")
 }
 
 func ExampleRaw() {

@@ -68,7 +68,7 @@ func longestLine(b []byte) int {
 	return longest
 }
 
-// FuzzNormalizeV2 checks the rules v2 on any input: they never panic; the
+// FuzzNormalizeV2 checks the rules v2 and v3 on any input: they never panic; the
 // signature is the SHA-256 of the explained text; writing the input in
 // pieces of any size gives the same signature; and the explained text has
 // no escape sequence, carriage return, blank line inside a block or run
@@ -77,27 +77,36 @@ func FuzzNormalizeV2(f *testing.F) {
 	addSeeds(f,
 		"=== RUN   TestA\n    a.go:1: x\n=== CONT  TestB\n--- PASS: TestA (0.00s)\n--- FAIL: TestB\n",
 		"goroutine 1 [running]:\n\t/w/a.go:3 +0x1\n\nWARNING: DATA RACE\nGoroutine 3 (running) created at:\n==========\n",
+		"goroutine 1 [running]:\na.f()\n\t/w/a.go:3 +0x1\nb.g()\n\t/usr/b.go:1\na.h()\n\t/w/a_test.go:9\n\nWARNING: DATA RACE\nRead at 0x1 by goroutine 3:\n  a.f()\n      /w/a.go:3\n==========\n",
+		"___ t ___\nx = '/w/a/b...c /w/d'\n",
 		"___ t ___\nE x\n=== 1 failed ===\n---- a stdout ----\nfailures:\n FAIL  a > b\n⎯⎯\nFAIL: t\nRan 1 test\n",
 		"/w/node_modules/x/node_modules/y.js /w/x /wx /root/go/pkg/mod/a@v1/b.go #12 23| x\n",
 		`{"Time":"x","Action":"output","Test":"T","Output":"--- FAIL: T\n    a\tb\n"}`+"\n"+`{"Action":"pass"}`+"\n",
 	)
-	r := compileV2(f, "/w")
+	sets := []*Rules{compileV2(f, "/w"), compileSet(f, V3, "/w")}
 	f.Fuzz(func(t *testing.T, in []byte, seed uint64) {
-		out := explainClean(t, r, in)
-		if bytes.Contains(out, []byte("\n\n\n")) {
-			t.Fatalf("explained text keeps blank lines: %q", out)
-		}
-		sum := sha256.Sum256(out)
-		want := r.SumBytes(in)
-		if got := hex.EncodeToString(sum[:]); got != want {
-			t.Fatalf("signature %s is not the SHA-256 of the explained text (%s)", want, got)
-		}
-		d := r.NewDigest()
-		writeChunks(t, d, in, seed, 1+int(seed%17))
-		if got := d.Sum(); got != want {
-			t.Fatalf("signature depends on the pieces written: %s, want %s, input %q", got, want, in)
+		for _, r := range sets {
+			fuzzRules(t, r, in, seed)
 		}
 	})
+}
+
+// fuzzRules checks one rule set of FuzzNormalizeV2 on in.
+func fuzzRules(t *testing.T, r *Rules, in []byte, seed uint64) {
+	out := explainClean(t, r, in)
+	if bytes.Contains(out, []byte("\n\n\n")) {
+		t.Fatalf("explained text keeps blank lines: %q", out)
+	}
+	sum := sha256.Sum256(out)
+	want := r.SumBytes(in)
+	if got := hex.EncodeToString(sum[:]); got != want {
+		t.Fatalf("signature %s is not the SHA-256 of the explained text (%s)", want, got)
+	}
+	d := r.NewDigest()
+	writeChunks(t, d, in, seed, 1+int(seed%17))
+	if got := d.Sum(); got != want {
+		t.Fatalf("%s: signature depends on the pieces written: %s, want %s, input %q", r.Name(), got, want, in)
+	}
 }
 
 // addSeeds gives the fuzzer the captured outputs of testdata and the

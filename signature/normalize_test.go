@@ -25,7 +25,13 @@ func compile(t testing.TB, tmpdir string, extra ...string) *Rules {
 // compileV2 returns the v2 rules with the workspace root root and no TMPDIR.
 func compileV2(t testing.TB, root string) *Rules {
 	t.Helper()
-	r, err := Compile(Options{Rules: V2, Root: root, Getenv: func(string) string { return "" }})
+	return compileSet(t, V2, root)
+}
+
+// compileSet compiles the rule set name with the workspace root.
+func compileSet(t testing.TB, name, root string) *Rules {
+	t.Helper()
+	r, err := Compile(Options{Rules: name, Root: root, Getenv: func(string) string { return "" }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -248,7 +254,7 @@ func TestCompileErrors(t *testing.T) {
 		o    Options
 		want string
 	}{
-		{Options{Rules: "v3"}, `unknown signature rule set "v3" (known: "v2", "v1", "off")`},
+		{Options{Rules: "v4"}, `unknown signature rule set "v4" (known: "v3", "v2", "v1", "off")`},
 		{Options{Extra: []string{`ok`, `(unclosed`}}, "extra pattern \"(unclosed\": error parsing regexp: missing closing ): `(unclosed`"},
 		{Options{Extra: []string{`x*`}}, `extra pattern "x*" matches empty text`},
 		{Options{Rules: Off, Extra: []string{`(`}}, "extra pattern \"(\": error parsing regexp: missing closing ): `(`"},

@@ -65,6 +65,14 @@ type report struct {
 	nbsp []byte // a line whose no-break spaces became spaces
 
 	panicked bool // a Go test binary panicked
+
+	// The rules V3.
+	v3    bool
+	root  []byte          // the workspace root
+	inner bool            // the stack being read has shown its innermost frame in the workspace
+	tail  []byte          // the stack's lines since, from its last frame in the workspace
+	last  int             // where the last line in tail starts
+	races map[string]bool // the functions race reports name
 }
 
 // blanks returns line with its no-break spaces (U+00A0) as spaces: some
@@ -242,6 +250,9 @@ func (r *report) keep(b []byte) {
 	if len(b) == 0 {
 		return
 	}
+	if r.v3 {
+		b = raceTest(b)
+	}
 	k := block{hash64(b), b}
 	if r.cut != nil && !k.less(*r.cut) {
 		return // at or after a block given up: it would have gone too
@@ -280,10 +291,17 @@ func (r *report) giveUp(k block) {
 
 // end finishes the block being read.
 func (r *report) end() {
-	if r.kind != kNone && r.kind != kPass && r.kind != kPyDrop && r.kind != kTest {
+	switch {
+	case r.v3 && r.kind == kRace:
+		r.addRace(r.cur)
+	case r.kind != kNone && r.kind != kPass && r.kind != kPyDrop && r.kind != kTest:
+		if len(r.tail) > 0 {
+			r.cur = appendCapped(r.cur, bytes.TrimSuffix(r.tail, []byte{'\n'}))
+		}
 		r.keep(r.cur)
 	}
 	r.kind, r.cur, r.frame, r.build, r.stack = kNone, r.cur[:0], false, false, false
+	r.inner, r.tail = false, r.tail[:0]
 }
 
 // start begins a block whose first line is t.
@@ -385,6 +403,19 @@ func (r *report) testEnd(name []byte, failed bool) {
 func (r *report) finish() [][]byte {
 	r.end()
 	r.testPiece()
+	if len(r.races) > 0 {
+		fs := make([]string, 0, len(r.races))
+		for f := range r.races {
+			fs = append(fs, f)
+		}
+		slices.Sort(fs)
+		b := []byte("WARNING: DATA RACE\n")
+		for _, f := range fs {
+			b = appendCapped(b, []byte(f))
+		}
+		r.keep(b)
+		r.races = nil
+	}
 	for _, b := range r.tests {
 		r.keep(b) // the order does not matter: keep's choice does not depend on it
 	}
@@ -448,6 +479,9 @@ func (r *report) reportLine(t, raw []byte, indent int) (bool, []byte) {
 			return false, t // between a test's title and its traceback
 		}
 		if !r.ends(t) {
+			if r.v3 && r.kind == kPytest {
+				t = r.cutRepr(t)
+			}
 			r.body(t, raw)
 			return false, t
 		}
@@ -570,6 +604,12 @@ func (r *report) body(t, raw []byte) {
 			}
 			break
 		}
+		ws := t[0] == '<' && bytes.HasPrefix(t, []byte(phRoot+"/"))
+		if r.v3 && r.stack && r.inner {
+			r.stackTail(t, ws)
+			return
+		}
+		r.inner = r.inner || ws
 		if !r.frame && keepFrameLines {
 			t, r.frame = goLine(t, raw, true)
 		}
@@ -1040,4 +1080,131 @@ func isUnittestProgress(t []byte) bool {
 		}
 	}
 	return true
+}
+
+// stackTail handles a line of a Go stack after its innermost frame in the
+// workspace (rules V3). The frames between that one and the outermost in
+// the workspace (usually the test) go: they are the path the program took
+// to the failure, which a test of random operations, or a second caller,
+// changes from run to run. So tail holds the lines since the last frame in
+// the workspace seen, that frame's function line first.
+func (r *report) stackTail(t []byte, ws bool) {
+	if ws {
+		n := copy(r.tail, r.tail[r.last:])
+		r.tail = r.tail[:n]
+	}
+	r.last = len(r.tail)
+	r.tail = appendCapped(r.tail, t)
+}
+
+// Bounds of a race report's functions kept (rules V3).
+const maxRaceFuncs = 256
+
+// addRace notes the functions a race report (rules V3) names: for each of
+// its accesses ("Read at <hex> by goroutine <n>:", "Previous write at
+// ..."), the innermost frame in the workspace, or, with none there, the
+// first frame outside the runtime. The race detector reports a different
+// set of races, in another order, from run to run, with other goroutines
+// and lines; which functions race is what stays.
+func (r *report) addRace(b []byte) {
+	var prev, first, fn []byte
+	access := false
+	note := func() {
+		if fn == nil {
+			fn = first
+		}
+		if access && fn != nil && len(r.races) < maxRaceFuncs {
+			if r.races == nil {
+				r.races = map[string]bool{}
+			}
+			r.races[string(funcName(fn))] = true
+		}
+		prev, first, fn, access = nil, nil, nil, false
+	}
+	for len(b) > 0 {
+		line, rest, _ := bytes.Cut(b, []byte{'\n'})
+		b = rest
+		switch {
+		case len(line) == 0:
+		case line[len(line)-1] == ':':
+			note()
+			access = bytes.Contains(line, []byte(" at "+phHex+" by "))
+		case !access:
+		case line[0] == '/' || line[0] == '<':
+			if fn == nil && prev != nil && bytes.HasPrefix(line, []byte(phRoot+"/")) {
+				fn = prev
+			}
+		default:
+			prev = line
+			if first == nil && !runtimeFrame(line) {
+				first = line
+			}
+		}
+	}
+	note()
+}
+
+// runtimeFrame reports whether a stack's function line is in the Go
+// runtime or the race detector's own code.
+func runtimeFrame(t []byte) bool {
+	for _, p := range []string{"runtime.", "internal/", "sync/atomic.", "sync.", "__tsan"} {
+		if bytes.HasPrefix(t, []byte(p)) {
+			return true
+		}
+	}
+	return false
+}
+
+// funcName drops the arguments from a stack's function line:
+// "pkg.(*T).m(<hex>, <hex>)" is "pkg.(*T).m".
+func funcName(t []byte) []byte {
+	if len(t) > 0 && t[len(t)-1] == ')' {
+		if k := bytes.LastIndexByte(t, '('); k > 0 {
+			return t[:k]
+		}
+	}
+	return t
+}
+
+// raceTest reduces a Go test's block that says the race detector found a
+// race during the test (rules V3) to its title and that line: whatever
+// else it printed happened under a data race, and changes with the
+// schedule (a length that differs in one run and not the next). The race
+// reports tell the failure.
+func raceTest(b []byte) []byte {
+	const said = "\ntesting.go:" + phLine + ": race detected during execution of test\n"
+	if !(bytes.HasPrefix(b, []byte("--- FAIL: ")) || bytes.HasPrefix(b, []byte("=== "))) {
+		return b
+	}
+	k := bytes.Index(b, []byte(said))
+	if k < 0 {
+		return b
+	}
+	return slices.Concat(b[:bytes.IndexByte(b, '\n')], []byte(said))
+}
+
+// cutRepr handles a repr that pytest cut in the middle to its first and
+// last 120 characters or so, "head...tail" (rules V3). When a path in the
+// workspace is in it, how much text the cut kept around the path depends
+// on how long the checkout's path is: the head loses what follows the
+// root's first place in it (the head may end inside the root's path), and
+// the tail what comes before the root's last place in it.
+func (r *report) cutRepr(t []byte) []byte {
+	k := bytes.Index(t, []byte("..."))
+	if k <= 0 || t[k-1] == ' ' || t[k-1] == '.' || len(r.root) == 0 {
+		return t
+	}
+	head, tail := t[:k], t[k+3:]
+	p := bytes.Index(head, []byte(phRoot))
+	if p < 0 {
+		q := bytes.LastIndexAny(head, " '\"(") + 1
+		if tok := head[q:]; len(tok) < 2 || tok[0] != '/' || !bytes.HasPrefix(r.root, tok) {
+			return t
+		}
+		p = q
+	}
+	if e := bytes.LastIndex(tail, []byte(phRoot)); e >= 0 {
+		tail = tail[e:]
+	}
+	return slices.Concat(head[:p], []byte(phRoot+"..."), tail)
 }

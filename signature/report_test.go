@@ -18,33 +18,35 @@ import (
 // another order, a cached package, or a second checkout at another path,
 // whose root is in a.root and b.root) that must get one signature; each in
 // testdata/v2differ two failures that must not. The v1 archives must keep
-// their verdicts under v2 too.
+// their verdicts under v2 too, and all of them under v3.
 func TestCapturedOutputsV2(t *testing.T) {
 	for _, dir := range []string{"v2same", "v2differ", "same", "differ"} {
 		for _, path := range archives(t, dir) {
-			t.Run(dir+"/"+strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
-				files := readArchive(t, path)
-				a, b := files["a"], files["b"]
-				if a == nil || b == nil || bytes.Equal(a, b) {
-					t.Fatal("want two different files a and b")
-				}
-				ra := compileV2(t, strings.TrimSpace(string(files["a.root"])))
-				rb := compileV2(t, strings.TrimSpace(string(files["b.root"])))
-				want := strings.HasSuffix(dir, "same")
-				if same := ra.SumBytes(a) == rb.SumBytes(b); same != want {
-					t.Errorf("signatures equal = %v, want %v\n--- a normalized:\n%s--- b normalized:\n%s",
-						same, want, explain(t, ra, string(a)), explain(t, rb, string(b)))
-				}
-				for _, x := range []struct {
-					r  *Rules
-					in []byte
-				}{{ra, a}, {rb, b}} {
-					sum := sha256.Sum256([]byte(explain(t, x.r, string(x.in))))
-					if got := hex.EncodeToString(sum[:]); got != x.r.SumBytes(x.in) {
-						t.Errorf("the signature is not the SHA-256 of the explained text")
+			for _, set := range []string{V2, V3} {
+				t.Run(set+"/"+dir+"/"+strings.TrimSuffix(filepath.Base(path), ".txtar"), func(t *testing.T) {
+					files := readArchive(t, path)
+					a, b := files["a"], files["b"]
+					if a == nil || b == nil || bytes.Equal(a, b) {
+						t.Fatal("want two different files a and b")
 					}
-				}
-			})
+					ra := compileSet(t, set, strings.TrimSpace(string(files["a.root"])))
+					rb := compileSet(t, set, strings.TrimSpace(string(files["b.root"])))
+					want := strings.HasSuffix(dir, "same")
+					if same := ra.SumBytes(a) == rb.SumBytes(b); same != want {
+						t.Errorf("signatures equal = %v, want %v\n--- a normalized:\n%s--- b normalized:\n%s",
+							same, want, explain(t, ra, string(a)), explain(t, rb, string(b)))
+					}
+					for _, x := range []struct {
+						r  *Rules
+						in []byte
+					}{{ra, a}, {rb, b}} {
+						sum := sha256.Sum256([]byte(explain(t, x.r, string(x.in))))
+						if got := hex.EncodeToString(sum[:]); got != x.r.SumBytes(x.in) {
+							t.Errorf("the signature is not the SHA-256 of the explained text")
+						}
+					}
+				})
+			}
 		}
 	}
 }
@@ -133,7 +135,12 @@ func TestReportRules(t *testing.T) {
 // TestBlocksBounded feeds far more failure blocks than are kept, in two
 // orders: what is kept stays within the bounds, and is the same.
 func TestBlocksBounded(t *testing.T) {
-	r := compileV2(t, "")
+	for _, set := range []string{V2, V3} {
+		t.Run(set, func(t *testing.T) { testBlocksBounded(t, compileSet(t, set, "")) })
+	}
+}
+
+func testBlocksBounded(t *testing.T, r *Rules) {
 	var fwd, rev bytes.Buffer
 	const n = 3 * maxBlocks
 	line := func(w *bytes.Buffer, i int) {
@@ -179,7 +186,12 @@ func TestBlocksBounded(t *testing.T) {
 // other tests' is gathered into one block of at most maxBlock bytes, as
 // one piece is.
 func TestTestOutputBounded(t *testing.T) {
-	r := compileV2(t, "")
+	for _, set := range []string{V2, V3} {
+		t.Run(set, func(t *testing.T) { testTestOutputBounded(t, compileSet(t, set, "")) })
+	}
+}
+
+func testTestOutputBounded(t *testing.T, r *Rules) {
 	var in bytes.Buffer
 	piece := func(name string) {
 		fmt.Fprintf(&in, "=== CONT  %s\n", name)
@@ -203,7 +215,12 @@ func TestTestOutputBounded(t *testing.T) {
 // TestBlocksBoundedAnyOrder: past the bounds, the failure blocks kept are
 // the same whatever order blocks of different sizes come in.
 func TestBlocksBoundedAnyOrder(t *testing.T) {
-	r := compileV2(t, "")
+	for _, set := range []string{V2, V3} {
+		t.Run(set, func(t *testing.T) { testBlocksBoundedAnyOrder(t, compileSet(t, set, "")) })
+	}
+}
+
+func testBlocksBoundedAnyOrder(t *testing.T, r *Rules) {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var blocks []string
 	for i := 0; len(blocks) < 600; i++ {
@@ -218,5 +235,147 @@ func TestBlocksBoundedAnyOrder(t *testing.T) {
 		} else if got != want {
 			t.Fatalf("order %d: signature %s, want %s: the blocks kept depend on their order", try, got, want)
 		}
+	}
+}
+
+// A race report of go test -race, with the functions of its two accesses,
+// its goroutines and the rule around it.
+func raceReport(read, write string, line int) string {
+	return fmt.Sprintf(`==================
+WARNING: DATA RACE
+Read at 0x00c000090060 by goroutine 14:
+  runtime.mapaccess2_faststr()
+      /usr/local/go/src/internal/runtime/maps/runtime_faststr.go:161 +0x0
+  example.com/c.(*Cache[go.shape.string]).%s()
+      /home/ci/src/app/c.go:%d +0xe6
+  example.com/c.TestConcurrent.func1()
+      /home/ci/src/app/c_test.go:28 +0x139
+
+Previous write at 0x00c000090060 by goroutine 20:
+  example.com/c.(*Cache[go.shape.string]).%s()
+      /home/ci/src/app/c.go:%d +0x815
+  example.com/c.TestConcurrent.func1()
+      /home/ci/src/app/c_test.go:28 +0x139
+
+Goroutine 14 (running) created at:
+  example.com/c.TestConcurrent()
+      /home/ci/src/app/c_test.go:27 +0x97
+  testing.tRunner()
+      /usr/local/go/src/testing/testing.go:2036 +0x21c
+==================
+`, read, line, write, line+11)
+}
+
+// A panic's stack in a test, reached through the function via.
+func panicStack(via, test string, line int) string {
+	return fmt.Sprintf(`--- FAIL: %s (0.00s)
+panic: runtime error: invalid memory address or nil pointer dereference [recovered, repanicked]
+[signal SIGSEGV: segmentation violation code=0x1 addr=0x0 pc=0x53fd56]
+
+goroutine 18 [running]:
+testing.tRunner.func1.2({0x5774e0, 0x707f40})
+	/usr/local/go/src/testing/testing.go:1974 +0x232
+panic({0x5774e0?, 0x707f40?})
+	/usr/local/go/src/runtime/panic.go:860 +0x13a
+example.com/c/internal.(*List[...]).Remove(...)
+	/home/ci/src/app/internal/list.go:%d
+example.com/c.(*Cache[...]).removeElement(0x2aa52fa93290?, 0x1f9?)
+	/home/ci/src/app/c.go:172 +0x16
+example.com/c.(*Cache[...]).%s(0x2aa52faa4488, 0x1f9?)
+	/home/ci/src/app/c.go:107 +0xc4
+sort.Slice({0x5bfbc0, 0x1f9}, 0x2aa52faa4490)
+	/usr/local/go/src/sort/slice.go:28 +0x45
+example.com/c.%s(0x2aa52faa4488)
+	/home/ci/src/app/c_test.go:84 +0x167
+testing.tRunner(0x2aa52faa4488, 0x5b57c0)
+	/usr/local/go/src/testing/testing.go:2036 +0xea
+created by testing.(*T).Run in goroutine 1
+	/usr/local/go/src/testing/testing.go:2101 +0x4c5
+FAIL	example.com/c	0.007s
+`, test, line, via, test)
+}
+
+// TestReportRulesV3 pins what the rules v3 add to v2: Go race reports
+// reduced to the functions that race, a race-detected test's block to its
+// title and that line, Go stacks to their ends in the workspace, and
+// pytest's cut reprs of workspace paths.
+func TestReportRulesV3(t *testing.T) {
+	r := compileSet(t, V3, "/home/ci/src/app")
+	for _, tc := range []struct{ name, in, want string }{
+		{"race reports: the functions that race, once each",
+			"--- FAIL: TestConcurrent (0.06s)\n    c_test.go:34: length differs from expected\n    testing.go:1712: race detected during execution of test\n" +
+				raceReport("Add", "Add", 124) + raceReport("Get", "Add", 90) + raceReport("Add", "Add", 124) + "FAIL\n",
+			"FAIL\n\n--- FAIL: TestConcurrent (<dur>)\ntesting.go:<line>: race detected during execution of test\n\n" +
+				"WARNING: DATA RACE\nexample.com/c.(*Cache[go.shape.string]).Add\nexample.com/c.(*Cache[go.shape.string]).Get\n"},
+		{"a race outside the workspace names the first frame outside the runtime",
+			"WARNING: DATA RACE\nWrite at 0x00c0000a0010 by goroutine 7:\n  runtime.mapassign()\n      /usr/local/go/src/runtime/map.go:1 +0x1\n  main.fill()\n      /srv/build/main.go:9 +0x3\n==================\n",
+			"WARNING: DATA RACE\nmain.fill\n"},
+		{"a stack keeps its ends in the workspace",
+			panicStack("Get", "TestRandomOps", 97),
+			"panic: runtime error: invalid memory address or nil pointer dereference [recovered, repanicked]\n[signal SIGSEGV: segmentation violation code=<hex> addr=<hex> pc=<hex>]\n\n" +
+				"FAIL example.com/c\n\n" +
+				"goroutine <n> [running]:\ntesting.tRunner.func1.2({<hex>, <hex>})\n/usr/local/go/src/testing/testing.go:<line> +<hex>\npanic({<hex>?, <hex>?})\n/usr/local/go/src/runtime/panic.go:<line> +<hex>\n" +
+				"example.com/c/internal.(*List[...]).Remove(...)\n<root>/internal/list.go:97\n" +
+				"example.com/c.TestRandomOps(<hex>)\n<root>/c_test.go:<line> +<hex>\ntesting.tRunner(<hex>, <hex>)\n/usr/local/go/src/testing/testing.go:<line> +<hex>\ncreated by testing.(*T).Run in goroutine <n>\n/usr/local/go/src/testing/testing.go:<line> +<hex>\n"},
+		{"a repr pytest cut in a workspace path",
+			"___ test_merge ___\ndicts = ({'_signatures': <module 'toolz._signatures' from '/home/ci/src/app/toolz/_si...42df80>, 'toolz': <module 'toolz' from '/home/ci/src/app/toolz/__init__.py'>})\n",
+			"___ test_merge ___\ndicts = ({'_signatures': <module 'toolz._signatures' from '<root>...<root>/toolz/__init__.py'>})\n"},
+		{"a repr pytest cut inside the root's path",
+			"___ test_merge ___\ndicts = ({'_signatures': <module 'toolz._signatures' from '/home/ci/src/a... <module 'toolz' from '/home/ci/src/app/toolz/__init__.py'>})\n",
+			"___ test_merge ___\ndicts = ({'_signatures': <module 'toolz._signatures' from '<root>...<root>/toolz/__init__.py'>})\n"},
+		{"a cut repr of no workspace path stays",
+			"___ test_x ___\nx = 'aaaa...zzzz'\n", "___ test_x ___\nx = 'aaaa...zzzz'\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := explain(t, r, tc.in); got != tc.want {
+				t.Errorf("explained\n%s\nwant\n%s", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRulesV3Pairs: what the rules v3 take for one failure, and what they
+// keep apart; the rules v2 must keep their verdicts (a rule set never
+// changes).
+func TestRulesV3Pairs(t *testing.T) {
+	v3 := compileSet(t, V3, "/home/ci/src/app")
+	v2 := compileSet(t, V2, "/home/ci/src/app")
+	race := "--- FAIL: TestConcurrent (0.06s)\n    testing.go:1712: race detected during execution of test\n"
+	for _, tc := range []struct {
+		name     string
+		a, b     string
+		same, v2 bool // one signature under v3, and under v2
+	}{
+		{"other races found between the same functions, in another order, at other lines",
+			race + raceReport("Add", "Add", 124) + raceReport("Get", "Add", 90) + "FAIL\n",
+			race + "    c_test.go:34: length differs from expected\n" + raceReport("Get", "Add", 91) + raceReport("Add", "Get", 124) + raceReport("Add", "Add", 130) + "FAIL\n",
+			true, false},
+		{"races between other functions",
+			race + raceReport("Add", "Add", 124) + "FAIL\n", race + raceReport("Get", "Get", 124) + "FAIL\n", false, false},
+		{"a race and a test's own failure",
+			race + raceReport("Add", "Add", 124) + "FAIL\n", "--- FAIL: TestConcurrent (0.06s)\n    c_test.go:34: length differs from expected\nFAIL\n", false, false},
+		{"a panic reached through another caller", panicStack("Get", "TestRandomOps", 97), panicStack("Add", "TestRandomOps", 97), true, false},
+		{"a panic at another line", panicStack("Get", "TestRandomOps", 97), panicStack("Get", "TestRandomOps", 114), false, false},
+		{"a panic in another test", panicStack("Get", "TestRandomOps", 97), panicStack("Get", "TestOps", 97), false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, x := range []struct {
+				r    *Rules
+				want bool
+			}{{v3, tc.same}, {v2, tc.v2}} {
+				if same := x.r.SumBytes([]byte(tc.a)) == x.r.SumBytes([]byte(tc.b)); same != x.want {
+					t.Errorf("%s: signatures equal = %v, want %v\n--- a:\n%s--- b:\n%s", x.r.Name(), same, x.want,
+						explain(t, x.r, tc.a), explain(t, x.r, tc.b))
+				}
+			}
+		})
+	}
+	// Two checkouts: pytest cuts a repr holding the workspace path at
+	// another place when the path is longer.
+	long := compileSet(t, V3, "/home/ci/builds/second-checkout/src/app")
+	a := "___ test_merge ___\ndicts = ({'_signatures': <module 'toolz._signatures' from '/home/ci/src/app/toolz/_si...42df80>, 'toolz': <module 'toolz' from '/home/ci/src/app/toolz/__init__.py'>})\n"
+	b := "___ test_merge ___\ndicts = ({'_signatures': <module 'toolz._signatures' from '/home/ci/builds/second-checkout/sr... <module 'toolz' from '/home/ci/builds/second-checkout/src/app/toolz/__init__.py'>})\n"
+	if v3.SumBytes([]byte(a)) != long.SumBytes([]byte(b)) {
+		t.Errorf("a repr cut at another place in another checkout:\n%s%s", explain(t, v3, a), explain(t, long, b))
 	}
 }

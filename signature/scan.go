@@ -78,7 +78,8 @@ type scanner struct {
 	rootStart [256]bool // second bytes of roots: a quick test at each '/'
 	extra     []extraPattern
 
-	v2      bool      // the rules V2: workspace paths and test reports
+	v2      bool      // the rules V2 and later: workspace paths and test reports
+	v3      bool      // the rules V3: Go's race reports and stacks reduced
 	root    []byte    // the workspace root, without a trailing slash
 	wsStart [256]bool // second bytes of the root and the cache markers
 }

@@ -15,12 +15,15 @@ import (
 const (
 	// V1 is the first rule set: each line normalized on its own.
 	V1 = "v1"
-	// V2 is the current rule set: V1's line rules, the workspace root and
-	// package caches as placeholders, and test runners' reports reduced to
-	// what identifies their failures (see the package documentation).
+	// V2 is V1's line rules, the workspace root and package caches as
+	// placeholders, and test runners' reports reduced to what identifies
+	// their failures (see the package documentation).
 	V2 = "v2"
+	// V3 is the current rule set: V2 with Go's race reports reduced to the
+	// functions that race, and Go stacks to their ends in the workspace.
+	V3 = "v3"
 	// Current is the rule set used when none is named.
-	Current = V2
+	Current = V3
 	// Off turns normalization off: the signature is the SHA-256 of the
 	// output's exact bytes.
 	Off = "off"
@@ -28,7 +31,7 @@ const (
 
 // Options selects the rules of a signature.
 type Options struct {
-	// Rules is V2 (also when empty), V1 or Off.
+	// Rules is V3 (also when empty), V2, V1 or Off.
 	Rules string
 
 	// Root is the workspace root: the directory the failing command ran
@@ -61,14 +64,16 @@ func Compile(o Options) (*Rules, error) {
 	switch o.Rules {
 	case "":
 		r.name = Current
-		r.sc.v2 = true
+		r.sc.v2, r.sc.v3 = true, true
+	case V3:
+		r.sc.v2, r.sc.v3 = true, true
 	case V2:
 		r.sc.v2 = true
 	case V1:
 	case Off:
 		r.off = true
 	default:
-		return nil, fmt.Errorf("unknown signature rule set %q (known: %q, %q, %q)", o.Rules, V2, V1, Off)
+		return nil, fmt.Errorf("unknown signature rule set %q (known: %q, %q, %q, %q)", o.Rules, V3, V2, V1, Off)
 	}
 	for _, p := range o.Extra {
 		re, err := regexp.Compile(p)
@@ -94,7 +99,20 @@ func Compile(o Options) (*Rules, error) {
 	return r, nil
 }
 
-// Name returns the name of the rule set: V2, V1 or Off.
+// Older returns the rule sets older than the set name, newest first: those
+// whose signatures a caller computes beside name's so that signatures
+// recorded before an upgrade still match.
+func Older(name string) []string {
+	switch name {
+	case V3, "":
+		return []string{V2, V1}
+	case V2:
+		return []string{V1}
+	}
+	return nil
+}
+
+// Name returns the name of the rule set: V3, V2, V1 or Off.
 func (r *Rules) Name() string { return r.name }
 
 // Sum returns the signature of everything read from rd: 64 lowercase

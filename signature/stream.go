@@ -44,7 +44,7 @@ type stream struct {
 func (r *Rules) newStream(emit func([]byte) error) *stream {
 	st := &stream{sc: &r.sc, emit: emit, out: make([]byte, 0, outSize)}
 	if r.sc.v2 {
-		st.rep = &report{}
+		st.rep = &report{v3: r.sc.v3, root: r.sc.root}
 	}
 	return st
 }

@@ -65,9 +65,9 @@ type env struct {
 	defaultDir string // set when dir is the default
 	configPath string // --config; empty means <dir>/config.toml
 	cfg        *config.Config
-	sigRules   *signature.Rules // compiled from cfg when first needed
-	sigOlder   *signature.Rules // the older rules (v1) beside v2, likewise
-	sigRoot    string           // signature --root, absolute
+	sigRules   *signature.Rules   // compiled from cfg when first needed
+	sigOlder   []*signature.Rules // the older rule sets beside the current, likewise
+	sigRoot    string             // signature --root, absolute
 }
 
 // input opens the file named by a FILE|- argument: standard input for "-".

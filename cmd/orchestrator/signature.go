@@ -23,10 +23,10 @@ it. Reruns of one failure get one signature although their timestamps,
 durations, temporary paths, pids, ports, addresses, colours, checkout
 directory, passing tests and the order parallel tests finished in differ;
 which tests failed and how, exit statuses, HTTP status codes, names and
-messages still tell failures apart. The rules (set v2) are listed in "go
+messages still tell failures apart. The rules (set v3) are listed in "go
 doc github.com/autoretry/orchestrator/signature"; the [signature] section
 of the configuration can add patterns to redact, choose the older rules
-(normalize = "v1") or turn normalization off.
+(normalize = "v2" or "v1") or turn normalization off.
 
 Flags:
     --raw       the SHA-256 of the exact bytes, as sha256sum prints it
@@ -157,15 +157,17 @@ func (e *env) workspaceRoot() string {
 	return filepath.Dir(abs)
 }
 
-// newSignature is how the engine computes failure signatures. Under the
-// rules v2 it computes the v1 signature of the output too: an issue whose
-// signature was recorded under v1 still sees its failure as the same.
+// newSignature is how the engine computes failure signatures. Beside the
+// configured rules it computes the signatures of the output under the
+// older rule sets too: an issue whose signature was recorded before an
+// upgrade still sees its failure as the same.
 func (e *env) newSignature() (orchestrator.SignatureWriter, error) {
 	r, err := e.signatureRules()
 	if err != nil {
 		return nil, err
 	}
-	if r.Name() != signature.V2 {
+	older := signature.Older(r.Name())
+	if len(older) == 0 {
 		return r.NewDigest(), nil
 	}
 	if e.sigOlder == nil {
@@ -173,24 +175,42 @@ func (e *env) newSignature() (orchestrator.SignatureWriter, error) {
 		if err != nil {
 			return nil, err
 		}
-		if e.sigOlder, err = e.compileSignature(signature.V1, cfg.Signature.ExtraPatterns); err != nil {
-			return nil, err
+		for _, set := range older {
+			o, err := e.compileSignature(set, cfg.Signature.ExtraPatterns)
+			if err != nil {
+				return nil, err
+			}
+			e.sigOlder = append(e.sigOlder, o)
 		}
 	}
-	return &digests{cur: r.NewDigest(), older: e.sigOlder.NewDigest()}, nil
+	d := &digests{cur: r.NewDigest()}
+	for _, o := range e.sigOlder {
+		d.older = append(d.older, o.NewDigest())
+	}
+	return d, nil
 }
 
 // digests computes a signature under the current rules and under the older.
 type digests struct {
-	cur, older *signature.Digest
+	cur   *signature.Digest
+	older []*signature.Digest
 }
 
 func (d *digests) Write(p []byte) (int, error) {
-	if _, err := d.older.Write(p); err != nil {
-		return 0, err
+	for _, o := range d.older {
+		if _, err := o.Write(p); err != nil {
+			return 0, err
+		}
 	}
 	return d.cur.Write(p)
 }
 
-func (d *digests) Sum() string         { return d.cur.Sum() }
-func (d *digests) OlderSums() []string { return []string{d.older.Sum()} }
+func (d *digests) Sum() string { return d.cur.Sum() }
+
+func (d *digests) OlderSums() []string {
+	sums := make([]string, len(d.older))
+	for i, o := range d.older {
+		sums[i] = o.Sum()
+	}
+	return sums
+}
