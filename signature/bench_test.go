@@ -20,7 +20,7 @@ var benchOutput = sync.OnceValue(func() []byte {
 
 // BenchmarkSum is the normalized signature of realistic test output, read
 // from a reader as "orchestrator signature FILE" does.
-func BenchmarkSum(b *testing.B) { benchmarkSum(b, compileV2(b, "/home/ci/src/app")) }
+func BenchmarkSum(b *testing.B) { benchmarkSum(b, compileSet(b, Current, "/home/ci/src/app")) }
 
 // BenchmarkSumV1 is BenchmarkSum under the older rules.
 func BenchmarkSumV1(b *testing.B) { benchmarkSum(b, compile(b, "")) }
@@ -45,7 +45,7 @@ func BenchmarkSumBytes(b *testing.B) {
 }
 
 // BenchmarkNormalize is the scanner alone, without hashing.
-func BenchmarkNormalize(b *testing.B) { benchmarkNormalize(b, compileV2(b, "/home/ci/src/app")) }
+func BenchmarkNormalize(b *testing.B) { benchmarkNormalize(b, compileSet(b, Current, "/home/ci/src/app")) }
 
 // BenchmarkNormalizeExtra adds two configured patterns.
 func BenchmarkNormalizeExtra(b *testing.B) {

@@ -315,6 +315,7 @@ func TestCorpus(t *testing.T) {
 			raw.log(t, set+" off")
 			v1 := measure(ps, newCorpusSigner(t, V1))
 			v1.log(t, set+" v1")
+			measure(ps, newCorpusSigner(t, V2)).log(t, set+" v2")
 			def := measure(ps, newCorpusSigner(t, ""))
 			def.log(t, set+" default")
 			for _, s := range def.splits {

@@ -73,6 +73,7 @@ type report struct {
 	tail  []byte          // the stack's lines since, from its last frame in the workspace
 	last  int             // where the last line in tail starts
 	races map[string]bool // the functions race reports name
+	raced bool            // a race report was read
 }
 
 // blanks returns line with its no-break spaces (U+00A0) as spaces: some
@@ -250,9 +251,6 @@ func (r *report) keep(b []byte) {
 	if len(b) == 0 {
 		return
 	}
-	if r.v3 {
-		b = raceTest(b)
-	}
 	k := block{hash64(b), b}
 	if r.cut != nil && !k.less(*r.cut) {
 		return // at or after a block given up: it would have gone too
@@ -294,6 +292,7 @@ func (r *report) end() {
 	switch {
 	case r.v3 && r.kind == kRace:
 		r.addRace(r.cur)
+		r.raced = true
 	case r.kind != kNone && r.kind != kPass && r.kind != kPyDrop && r.kind != kTest:
 		if len(r.tail) > 0 {
 			r.cur = appendCapped(r.cur, bytes.TrimSuffix(r.tail, []byte{'\n'}))
@@ -403,6 +402,7 @@ func (r *report) testEnd(name []byte, failed bool) {
 func (r *report) finish() [][]byte {
 	r.end()
 	r.testPiece()
+	raced := r.raced
 	if len(r.races) > 0 {
 		fs := make([]string, 0, len(r.races))
 		for f := range r.races {
@@ -414,8 +414,8 @@ func (r *report) finish() [][]byte {
 			b = appendCapped(b, []byte(f))
 		}
 		r.keep(b)
-		r.races = nil
 	}
+	r.races, r.raced = nil, false
 	for _, b := range r.tests {
 		r.keep(b) // the order does not matter: keep's choice does not depend on it
 	}
@@ -427,6 +427,9 @@ func (r *report) finish() [][]byte {
 		// running at the time); the panic and its stack tell the failure.
 		if r.panicked && bytes.HasPrefix(k.b, []byte("--- FAIL: ")) && bytes.IndexByte(k.b, '\n') == len(k.b)-1 {
 			continue
+		}
+		if raced {
+			k.b = raceTest(k.b)
 		}
 		bs = append(bs, k.b)
 	}
