@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"fmt"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -110,9 +109,9 @@ func (o *Orchestrator) Add(ctx context.Context, n NewIssue) (string, error) {
 	var id string
 	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
 		id = q.NextID(now)
-		if arch, err := os.ReadFile(o.paths().Archive()); err == nil {
+		if a, err := o.paths().LoadArchive(); err == nil && a != nil {
 			// IDs moved to the archive stay used.
-			if aid := issuequeue.ParseQueue(o.paths().Archive(), arch).NextID(now); aid > id {
+			if aid := a.NextID(now); aid > id {
 				id = aid
 			}
 		}

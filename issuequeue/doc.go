@@ -106,6 +106,9 @@ type doc struct {
 	records  []*record
 	byKey    map[string]*record
 	findings []Finding
+	// history: a key may have several records, the newest last and in
+	// byKey, and a record appended under a key in use is one more.
+	history bool
 }
 
 func newDoc(name string, src []byte) *doc {

@@ -121,7 +121,7 @@ func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]
 	tables := map[*record]*table{} // field tables parsed again for edits, once each
 	for _, e := range edits {
 		if e.kind == editAppend {
-			if _, dup := d.byKey[e.key]; dup {
+			if _, dup := d.byKey[e.key]; dup && !d.history {
 				return nil, &ConflictError{File: d.name, Key: e.key, Name: "ID", Theirs: "already used"}
 			}
 			if appended.Len() > 0 {

@@ -66,6 +66,36 @@ func FuzzParse(f *testing.F) {
 			}
 		}
 		_ = q.NextID(time.Now())
+
+		// Read as an archive, the same bytes have the same issues, each
+		// copy of a repeated ID among them, and a lookup gives the last.
+		a := ParseArchive("issue_archive.md", src)
+		if out, err := a.Apply(); err != nil || !bytes.Equal(out, src) {
+			t.Fatalf("archive Apply() = %q, %v; want the input", out, err)
+		}
+		if len(a.Issues)+len(a.Quarantined) != len(q.Issues)+len(q.Quarantined) || len(a.Issues) < len(q.Issues) {
+			t.Fatalf("archive: %d valid, %d quarantined; queue: %d valid, %d quarantined",
+				len(a.Issues), len(a.Quarantined), len(q.Issues), len(q.Quarantined))
+		}
+		last := map[string]*Issue{}
+		for _, is := range a.all {
+			last[is.ID] = is
+		}
+		for id, is := range last {
+			if got := a.Issue(id); got != nil && got != is || got == nil && !is.r.quarantined {
+				t.Fatalf("archive lookup of %s gives the copy at line %v, want line %d", id, got, is.Line)
+			}
+		}
+		// Archiving a copy of an issue the archive holds adds nothing; it
+		// is found again as it was.
+		if a.Err() == nil {
+			for _, is := range a.Issues {
+				m := intentMove{ID: is.ID, Block: string(a.IssueSource(is.ID))}
+				if a.copyOf(m) == nil {
+					t.Fatalf("the archive's own copy of %s is not found as a copy", is.ID)
+				}
+			}
+		}
 	})
 }
 

@@ -102,7 +102,8 @@ func recoverLog(lines []intentLog) error {
 
 type intentMove struct {
 	ID    string `json:"id"`
-	Block string `json:"block"` // the issue as it was in the queue
+	Block string `json:"block"`          // the issue as it was in the queue
+	Held  bool   `json:"held,omitempty"` // the archive held this copy before: undoing the move leaves it there
 }
 
 type intentFile struct {
@@ -303,7 +304,7 @@ func sameRow(a, b []string) bool {
 // queue as it was moved is put in the archive (if the kill came first) and
 // removed from the queue; an issue changed in the queue since is left
 // there, the newer copy, and the archive's copy of the moved version is
-// taken out again.
+// taken out again, unless the archive held that copy before the move.
 func (s *Store) recoverMoves(ctx context.Context, set *settler, moves []intentMove) error {
 	qOrig, err := readSettled(s.Queue())
 	if err != nil || qOrig == nil {
@@ -316,7 +317,7 @@ func (s *Store) recoverMoves(ctx context.Context, set *settler, moves []intentMo
 		case src == nil:
 		case string(src) == m.Block:
 			done = append(done, m)
-		default:
+		case !m.Held:
 			undo = append(undo, m)
 		}
 	}
@@ -338,8 +339,10 @@ func (s *Store) recoverMoves(ctx context.Context, set *settler, moves []intentMo
 }
 
 // archiveBlocks makes the archive hold each issue of put as its block says
-// (added, or in place of an older copy), and drops the copy of each issue
-// of take that is exactly its block.
+// and drops the copy of each issue of take that is exactly its block. The
+// archive is a history: a block it holds already, byte for byte, is not
+// added again, and one that differs from the copies archived before is
+// added after them, which stay as they are.
 func (s *Store) archiveBlocks(ctx context.Context, set *settler, put, take []intentMove) error {
 	if len(put)+len(take) == 0 {
 		return nil
@@ -353,31 +356,23 @@ func (s *Store) archiveBlocks(ctx context.Context, set *settler, put, take []int
 			cur = []byte(ArchiveTemplate)
 		}
 		for _, m := range take {
-			a := ParseQueue(s.Archive(), cur)
-			if string(a.IssueSource(m.ID)) == m.Block {
-				r := a.d.byKey[m.ID]
-				cur = slices.Concat(cur[:r.start], cur[r.end:])
+			a := ParseArchive(s.Archive(), cur)
+			if r := a.copyOf(m); r != nil {
+				start := r.start
+				if r.end == len(cur) && bytes.HasSuffix(cur[:start], []byte(a.d.nl+a.d.nl)) {
+					start -= len(a.d.nl) // the blank line appending put before it
+				}
+				cur = slices.Concat(cur[:start], cur[r.end:])
 			}
 		}
-		a := ParseQueue(s.Archive(), cur)
+		a := ParseArchive(s.Archive(), cur)
 		if err := a.Err(); err != nil {
 			return nil, err // a hand-damaged archive is reported, never written to
 		}
 		var edits []Edit
 		for _, m := range put {
-			switch src := a.IssueSource(m.ID); {
-			case src == nil:
+			if a.copyOf(m) == nil {
 				edits = append(edits, AppendIssue(m.ID, m.Block))
-			case string(src) != m.Block:
-				// The queue's copy is the one that later edits went
-				// to: it replaces the copy archived before.
-				r := a.d.byKey[m.ID]
-				block := m.Block
-				if r.end < len(cur) && !strings.HasSuffix(block, "\n\n") {
-					block = strings.TrimRight(block, "\n") + "\n\n"
-				}
-				cur = slices.Concat(cur[:r.start], []byte(block), cur[r.end:])
-				a = ParseQueue(s.Archive(), cur)
 			}
 		}
 		return a.Apply(edits...)
@@ -388,3 +383,19 @@ func (s *Store) archiveBlocks(ctx context.Context, set *settler, put, take []int
 	}
 	return set.replace(ctx, s.Archive(), orig, next, change)
 }
+
+// copyOf returns the last record of the archive that is the moved block,
+// or nil. Where a block ends in the file decides how many blank lines end
+// it, and appending writes the file's line endings: neither makes a copy
+// of its own.
+func (q *Queue) copyOf(m intentMove) *record {
+	block := sameText(m.Block)
+	for i := len(q.d.records) - 1; i >= 0; i-- {
+		if r := q.d.records[i]; r.key == m.ID && sameText(string(q.d.src[r.start:r.end])) == block {
+			return r
+		}
+	}
+	return nil
+}
+
+func sameText(block string) string { return strings.TrimRight(normalizeNewlines(block), "\n") }

@@ -159,12 +159,11 @@ func TestIntentCompletesAnArchive(t *testing.T) {
 	}
 }
 
-// TestIntentKeepsTheNewerCopy proves: an issue edited in the queue after an
-// archive was interrupted stays in the queue, the newer copy, and the
-// archive's copy of the older one is taken out again.
-func TestIntentKeepsTheNewerCopy(t *testing.T) {
-	s := newIntentStore(t)
-	interrupted(t, s, moveResolved)
+// editAfterInterruptedArchive edits ISSUE-…-002 in the queue, as a person
+// may after an interrupted archive, and recovers: the edited queue must
+// stay as it is.
+func editAfterInterruptedArchive(t *testing.T, s *Store) {
+	t.Helper()
 	edited := strings.Replace(read(t, s.Queue()), "Flaky test", "Flaky test: it failed again", 1)
 	if err := os.WriteFile(s.Queue(), []byte(edited), 0o644); err != nil {
 		t.Fatal(err)
@@ -175,6 +174,15 @@ func TestIntentKeepsTheNewerCopy(t *testing.T) {
 	if got := read(t, s.Queue()); got != edited {
 		t.Errorf("the queue's newer copy was changed:\n%s", got)
 	}
+}
+
+// TestIntentKeepsTheNewerCopy proves: an issue edited in the queue after an
+// archive was interrupted stays in the queue, the newer copy, and the
+// archive's copy of the older one is taken out again.
+func TestIntentKeepsTheNewerCopy(t *testing.T) {
+	s := newIntentStore(t)
+	interrupted(t, s, moveResolved)
+	editAfterInterruptedArchive(t, s)
 	if a := ParseQueue("a", []byte(read(t, s.Archive()))); a.Issue("ISSUE-20261122-002") != nil {
 		t.Errorf("the archive still holds the older copy:\n%s", read(t, s.Archive()))
 	}
@@ -239,5 +247,169 @@ func TestSettleFutureTime(t *testing.T) {
 	}
 	if !newSettler().busy(s.Queue()) {
 		t.Error("a file someone wrote just now is not taken for a save that may be going on")
+	}
+}
+
+// archivedBefore is an archive that holds ISSUE-…-002 already, archived
+// before with other text and a person's note added to it since.
+const archivedBefore = ArchiveTemplate + `
+## ISSUE-20261122-002
+
+| Field | Value |
+|-------|-------|
+| Status | skipped |
+
+### Summary
+Flaky test, first seen in October
+
+Note by hand: the CI runner was out of disk then.
+`
+
+func newArchivedStore(t *testing.T) *Store {
+	t.Helper()
+	s := newIntentStore(t)
+	if err := os.WriteFile(s.Archive(), []byte(archivedBefore), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// archiveCopies returns the copies of id in the archive, in file order.
+func archiveCopies(t *testing.T, s *Store, id string) []string {
+	t.Helper()
+	a := ParseArchive(s.Archive(), []byte(read(t, s.Archive())))
+	if len(a.Quarantined) > 0 {
+		t.Errorf("the archive has quarantined issues: %v", a.QuarantineFindings())
+	}
+	var out []string
+	for _, is := range a.Issues {
+		if is.ID == id {
+			out = append(out, string(a.d.src[is.r.start:is.r.end]))
+		}
+	}
+	return out
+}
+
+// TestArchiveKeepsEveryCopy proves: moving an issue whose ID the archive
+// holds already with other text adds the queue's copy after it and leaves
+// the archived copy, and the person's note in it, byte for byte; moving
+// the same copy again adds nothing.
+func TestArchiveKeepsEveryCopy(t *testing.T) {
+	s := newArchivedStore(t)
+	queued := string(ParseQueue("q", []byte(intentQueue)).IssueSource("ISSUE-20261122-002"))
+	if err := s.Update(context.Background(), moveResolved); err != nil {
+		t.Fatal(err)
+	}
+	got := read(t, s.Archive())
+	if !strings.HasPrefix(got, archivedBefore) {
+		t.Fatalf("the archived copy was changed:\n%s", got)
+	}
+	copies := archiveCopies(t, s, "ISSUE-20261122-002")
+	if len(copies) != 2 || sameText(copies[1]) != sameText(queued) {
+		t.Fatalf("want the archived copy and then the queue's, got %d copies:\n%s", len(copies), got)
+	}
+	if a := ParseArchive(s.Archive(), []byte(got)); a.Issue("ISSUE-20261122-002").Status != StatusResolved {
+		t.Errorf("a lookup in the archive does not give the newest copy")
+	}
+	// The queue's copy comes back (restored from a backup) and is moved
+	// again: the archive holds it already.
+	if err := os.WriteFile(s.Queue(), []byte(intentQueue), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Update(context.Background(), moveResolved); err != nil {
+		t.Fatal(err)
+	}
+	if again := read(t, s.Archive()); again != got {
+		t.Errorf("moving a copy the archive holds changed the archive:\n%s", again)
+	}
+}
+
+// TestIntentCompletesAnArchiveOverAnOlderCopy proves: an archive stopped
+// between its writes, where the archive held another copy of the issue,
+// is completed with both copies in the archive, each once.
+func TestIntentCompletesAnArchiveOverAnOlderCopy(t *testing.T) {
+	s := newArchivedStore(t)
+	interrupted(t, s, moveResolved)
+	written := read(t, s.Archive())
+	for range 2 {
+		if err := s.Recover(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := read(t, s.Archive())
+	if got != written || !strings.HasPrefix(got, archivedBefore) || len(archiveCopies(t, s, "ISSUE-20261122-002")) != 2 {
+		t.Errorf("recovery changed the archive the interrupted archive wrote:\n%s", got)
+	}
+	if ParseQueue("q", []byte(read(t, s.Queue()))).Issue("ISSUE-20261122-002") != nil {
+		t.Errorf("the issue is still in the queue:\n%s", read(t, s.Queue()))
+	}
+	// A second archive killed after writing the archive again, with the
+	// queue as before: completing it adds no third copy.
+	if err := os.WriteFile(s.Queue(), []byte(intentQueue), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	interrupted(t, s, moveResolved)
+	if err := s.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if again := read(t, s.Archive()); again != got {
+		t.Errorf("completing the archive of a copy held already changed the archive:\n%s", again)
+	}
+}
+
+// TestIntentTakesOnlyTheMovedCopy proves: when the queue's copy was edited
+// after an interrupted archive, recovery takes out of the archive the copy
+// it added, and only that one: the older copy stays byte for byte.
+func TestIntentTakesOnlyTheMovedCopy(t *testing.T) {
+	s := newArchivedStore(t)
+	interrupted(t, s, moveResolved)
+	editAfterInterruptedArchive(t, s)
+	if got := read(t, s.Archive()); got != archivedBefore {
+		t.Errorf("want the archive as it was before the interrupted archive, got:\n%s", got)
+	}
+}
+
+// TestParseArchiveHistory proves: an ID repeated in an archive is history,
+// not an error: every copy is valid, a lookup gives the last, and the
+// queue still quarantines both copies of an ID it holds twice.
+func TestParseArchiveHistory(t *testing.T) {
+	src := []byte(archivedBefore + "\n" + string(ParseQueue("q", []byte(intentQueue)).IssueSource("ISSUE-20261122-002")))
+	a := ParseArchive("a", src)
+	if err := a.Err(); err != nil || len(a.Quarantined) != 0 || len(a.Issues) != 2 || len(a.Findings()) != 0 {
+		t.Fatalf("archive: err %v, %d valid, %d quarantined, findings %v; want 2 valid", err, len(a.Issues), len(a.Quarantined), a.Findings())
+	}
+	is, err := a.Lookup("ISSUE-20261122-002")
+	if err != nil || is != a.Issues[1] || is.Status != StatusResolved {
+		t.Errorf("Lookup gives %v, %v; want the last copy", is, err)
+	}
+	if !strings.HasPrefix(string(a.IssueSource("ISSUE-20261122-002")), "## ISSUE-20261122-002\n\n| Field | Value |\n|-------|-------|\n| Status | resolved |") {
+		t.Errorf("IssueSource does not give the last copy:\n%s", a.IssueSource("ISSUE-20261122-002"))
+	}
+	if id := a.NextID(time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC)); id != "ISSUE-20261122-003" {
+		t.Errorf("NextID %s, want ISSUE-20261122-003", id)
+	}
+	q := ParseQueue("q", src)
+	if len(q.Quarantined) != 2 || q.Issue("ISSUE-20261122-002") != nil {
+		t.Errorf("the queue does not quarantine an ID used twice: %d quarantined", len(q.Quarantined))
+	}
+}
+
+// TestIntentKeepsACopyHeldBefore proves: when the archive held the moved
+// copy already (the queue came back from a backup) and the queue's copy
+// was edited after the interrupted archive, recovery leaves the archive's
+// copy: the archive did not get it from this archive.
+func TestIntentKeepsACopyHeldBefore(t *testing.T) {
+	s := newIntentStore(t)
+	if err := s.Update(context.Background(), moveResolved); err != nil {
+		t.Fatal(err)
+	}
+	archived := read(t, s.Archive())
+	if err := os.WriteFile(s.Queue(), []byte(intentQueue), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	interrupted(t, s, moveResolved)
+	editAfterInterruptedArchive(t, s)
+	if got := read(t, s.Archive()); got != archived {
+		t.Errorf("the copy archived before was taken out:\n%s", got)
 	}
 }

@@ -157,8 +157,19 @@ func issueHeadingID(title string) string {
 // never fails: problems are findings, see Findings and Err. An issue with
 // an error of its own (a bad value, a malformed table, an ID used twice) is
 // quarantined: it is in Quarantined, not in Issues, and edits refuse it.
-func ParseQueue(name string, src []byte) *Queue {
+func ParseQueue(name string, src []byte) *Queue { return parseIssues(name, src, false) }
+
+// ParseArchive parses an issue archive: the queue's format, read as a
+// history. An ID may be there more than once (archived again after it was
+// reopened, or a copy a person edited kept beside the newer one): each
+// copy is an issue of its own, in Issues in file order, and no copy is
+// quarantined for it. Issue, Lookup and IssueSource give the newest copy,
+// the last in the file; AppendIssue adds a copy after the others.
+func ParseArchive(name string, src []byte) *Queue { return parseIssues(name, src, true) }
+
+func parseIssues(name string, src []byte, history bool) *Queue {
 	d := newDoc(name, src)
+	d.history = history
 	q := &Queue{d: d}
 	// An issue heading ends the issue before it, whatever the levels: an
 	// issue nested under another is an issue of its own, not a part of it.
@@ -204,7 +215,7 @@ func ParseQueue(name string, src []byte) *Queue {
 			r.findings = append(r.findings, d.finding(h.line, 1, false,
 				"malformed issue ID %q: want ISSUE-YYYYMMDD-NNN, e.g. ISSUE-20261122-001%s", id, hint))
 		}
-		if first, dup := d.byKey[id]; dup {
+		if first, dup := d.byKey[id]; dup && !history {
 			r.findings = append(r.findings, d.finding(h.line, 1, false,
 				"duplicate issue ID %s (first at line %d); rename one of them", id, first.h.line+1))
 			if !first.dup {
@@ -221,6 +232,9 @@ func ParseQueue(name string, src []byte) *Queue {
 			outer = r
 		}
 		d.addRecord(r)
+		if history {
+			d.byKey[id] = r // the newest copy
+		}
 		q.all = append(q.all, &Issue{ID: id, Line: h.line + 1, q: q, r: r})
 	}
 	oneFence := map[int]bool{}
@@ -305,7 +319,8 @@ func (q *Queue) Source() []byte { return q.d.src }
 // Name returns the file name used in findings.
 func (q *Queue) Name() string { return q.d.name }
 
-// Issue returns the valid issue with the given ID, or nil.
+// Issue returns the valid issue with the given ID, or nil. In an archive
+// it is the newest copy, or nil if that copy is not valid.
 func (q *Queue) Issue(id string) *Issue {
 	if r := q.d.byKey[id]; r != nil && !r.quarantined {
 		return q.all[r.idx]

@@ -109,6 +109,19 @@ func (p Paths) Load() (*Queue, *State, error) {
 	return ParseQueue(p.Queue(), qb), ParseState(p.State(), sb), nil
 }
 
+// LoadArchive reads and parses the archive as its history (see
+// ParseArchive), after Load: nil if there is none.
+func (p Paths) LoadArchive() (*Queue, error) {
+	b, err := os.ReadFile(p.Archive())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading the archive: %w", err)
+	}
+	return ParseArchive(p.Archive(), b), nil
+}
+
 // StateTemplate is the session state a missing session_state.md starts
 // from.
 const StateTemplate = `# Session State
@@ -175,8 +188,8 @@ type Change struct {
 	State []Edit
 	// Move lists issues to move from the queue to the archive, byte for
 	// byte: the archive is written first, so that an issue is never in
-	// neither file, and an issue the archive holds already is replaced by
-	// the queue's copy.
+	// neither file. The archive keeps every copy it holds: the queue's is
+	// added after an older one that differs, never in its place.
 	Move []string
 	// Log lists lines to append to event logs once the files are written,
 	// as part of the change: if a kill comes first, the next command
@@ -271,8 +284,18 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 			return err
 		}
 		var moves []intentMove
+		var archived *Queue
+		if len(ch.Move) > 0 {
+			b, err := readSettled(s.Archive())
+			if err != nil {
+				return err
+			}
+			archived = ParseArchive(s.Archive(), b)
+		}
 		for _, id := range ch.Move {
-			moves = append(moves, intentMove{ID: id, Block: string(q.IssueSource(id))})
+			m := intentMove{ID: id, Block: string(q.IssueSource(id))}
+			m.Held = archived.copyOf(m) != nil
+			moves = append(moves, m)
 			ch.Queue = append(ch.Queue, RemoveIssue(id))
 		}
 		if len(ch.State) > 0 {

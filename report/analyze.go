@@ -217,8 +217,10 @@ func analyze(in Input) *analysis {
 			return
 		}
 		for _, qi := range q.Issues {
-			if byID[qi.ID] != nil {
-				continue // the queue's copy is the current one
+			if byID[qi.ID] != nil || q.Issue(qi.ID) != qi {
+				// The queue's copy is the current one; of the archive's
+				// copies of an issue, the newest.
+				continue
 			}
 			is := &issue{ID: qi.ID, Summary: qi.Summary(), Status: qi.Status, Priority: qi.Priority, Known: true,
 				Archived: into == &archived, Created: qi.Created, Retries: qi.RetryCount, Halted: qi.Halted}

@@ -6,12 +6,9 @@ package report
 import (
 	"bytes"
 	_ "embed"
-	"errors"
 	"fmt"
 	"html/template"
 	"io"
-	"io/fs"
-	"os"
 	"slices"
 	"sort"
 	"strings"
@@ -34,7 +31,7 @@ type Input struct {
 	Events   []orchestrator.Event      // logs/retry.jsonl; Load streams it instead
 	Since    time.Time                 // the start of the window the report covers; zero: everything
 	Queue    *issuequeue.Queue         // issue_queue.md; nil if there is none
-	Archive  *issuequeue.Queue         // issue_archive.md; nil if there is none
+	Archive  *issuequeue.Queue         // issue_archive.md, parsed by ParseArchive; nil if there is none
 	State    *issuequeue.State         // session_state.md; nil if there is none
 	Problems []error                   // what could not be read; listed on the page
 	Now      time.Time                 // when the report is made
@@ -98,13 +95,8 @@ func LoadSince(dir string, now, since time.Time) (Input, error) {
 	in.events = func(fn func(orchestrator.Event)) {
 		*logProblems = orchestrator.EachEvent(dir, since, fn)
 	}
-	b, err := os.ReadFile(p.Archive())
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		return Input{}, fmt.Errorf("reading archive: %w", err)
-	default:
-		in.Archive = issuequeue.ParseQueue(p.Archive(), b)
+	if in.Archive, err = p.LoadArchive(); err != nil {
+		return Input{}, err
 	}
 	checks := []error{q.Err(), st.Err()}
 	if in.Archive != nil {

@@ -16,19 +16,21 @@ import (
 func init() {
 	register(&command{
 		name:    "lint",
-		summary: "validate issue_queue.md and session_state.md",
+		summary: "validate issue_queue.md, session_state.md and issue_archive.md",
 		usage: `Usage: orchestrator lint [--dir DIR]
 
-Validates issue_queue.md and session_state.md and prints every problem at once,
-one per line, as FILE:LINE:COL: message — the format editors jump to. Warnings
-(an ISSUE heading hidden in a comment or code block, say) are printed too; they
-stop nothing. An error in one issue (a bad value, a malformed table, an ID
-used twice) quarantines that issue: every command warns about it and leaves
-it alone, and works on the others. An error in the file as a whole (a code
-fence never closed, say) stops every command that would change it, as does
-a state file that is a link, which is reported too.
+Validates issue_queue.md, session_state.md and issue_archive.md (if there is
+one) and prints every problem at once, one per line, as FILE:LINE:COL: message
+— the format editors jump to. Warnings (an ISSUE heading hidden in a comment or
+code block, say) are printed too; they stop nothing. An error in one issue (a
+bad value, a malformed table, an ID used twice in the queue) quarantines that
+issue: every command warns about it and leaves it alone, and works on the
+others. An error in the file as a whole (a code fence never closed, say) stops
+every command that would change it, as does a state file that is a link, which
+is reported too. The archive is a history: an issue archived more than once is
+there once per copy, the newest last, and that is no problem.
 
-Exit status: 0 when both files are clean, 1 when anything was found, 2 when the
+Exit status: 0 when the files are clean, 1 when anything was found, 2 when the
 state directory is missing.
 
 Examples:
@@ -49,10 +51,17 @@ func runLint(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	findings := append(q.Findings(), st.Findings()...)
+	links := linkFindings(e.paths())
+	a, err := e.paths().LoadArchive()
+	if err != nil && len(links) == 0 {
+		return err
+	}
+	if a != nil {
+		findings = append(findings, a.Findings()...)
+	}
 	for _, f := range findings {
 		fmt.Fprintln(e.stdout, f)
 	}
-	links := linkFindings(e.paths())
 	for _, l := range links {
 		fmt.Fprintln(e.stdout, l)
 	}

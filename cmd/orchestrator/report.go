@@ -25,7 +25,8 @@ Writes analytics.html, one self-contained page made from the history
 logs/retry.jsonl, issue_queue.md and issue_archive.md: loops per run, the
 outcome of every loop, retries and outcome per issue, repeat-signature
 streaks, time to resolution, first-attempt success, escalations and the
-retry summary. Charts are inline SVG and the styles inline CSS; the page has
+retry summary. An issue archived more than once is one issue on the page,
+as its newest copy (the last in the archive) describes it. Charts are inline SVG and the styles inline CSS; the page has
 no scripts and loads nothing, so it opens offline, from a mail or a CI
 artifact, on a phone or a wide screen.
 
