@@ -45,7 +45,9 @@ func BenchmarkSumBytes(b *testing.B) {
 }
 
 // BenchmarkNormalize is the scanner alone, without hashing.
-func BenchmarkNormalize(b *testing.B) { benchmarkNormalize(b, compileSet(b, Current, "/home/ci/src/app")) }
+func BenchmarkNormalize(b *testing.B) {
+	benchmarkNormalize(b, compileSet(b, Current, "/home/ci/src/app"))
+}
 
 // BenchmarkNormalizeExtra adds two configured patterns.
 func BenchmarkNormalizeExtra(b *testing.B) {
