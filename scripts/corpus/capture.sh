@@ -561,9 +561,39 @@ proj_js_pathbrowserify() {
 	capture blind js pathbrowserify
 }
 
+# blind2: six more projects and bugs, captured after the rules were changed
+# again and never used to tune them.
+
+proj_go_time() {
+	desc="golang.org/x/time v0.16.0 from the Go module proxy; go test, -race, -v, -json."
+	go_src golang.org/x/time@v0.16.0
+	cmd='go test ./...'
+	bug race@reserven rate/rate.go sub 'Reservation \{\n\tlim\.mu\.Lock\(\)\n\tdefer lim\.mu\.Unlock\(\)\n\n' $'Reservation {\n' 'go test -race ./...'
+	bug flipcmp@advance rate/rate.go sub 'if burst := float64\(lim\.burst\); tokens > burst \{' 'if burst := float64(lim.burst); tokens < burst {'
+	bug offbyone@sometimes rate/sometimes.go sub '\(s\.First > 0 && s\.count < s\.First\)' '(s.First > 0 && s.count <= s.First)' 'go test -v ./...'
+	bug nilderef@setburstat rate/rate.go after '^func \(lim \*Limiter\) SetBurstAt\(' $'\tlim = nil' 'go test -json ./...'
+	bug nilderef@cancelat rate/rate.go after '^func \(r \*Reservation\) CancelAt\(' $'\tr.lim = nil' 'go test -json ./...'
+	bug wrongconst@durationfromtokens rate/rate.go sub 'duration := \(tokens / float64\(limit\)\) \* float64\(time\.Second\)' 'duration := (tokens / float64(limit)) * float64(time.Millisecond)'
+	capture blind2 go time
+}
+
+proj_go_btree() {
+	desc="github.com/google/btree v1.1.3 from the Go module proxy; go test, -race, -v, -json."
+	go_src github.com/google/btree@v1.1.3
+	cmd='go test ./...'
+	bug race@freenode btree_generic.go sub '\tf\.mu\.Lock\(\)\n\tif len\(f\.freelist\) < cap\(f\.freelist\) \{\n\t\tf\.freelist = append\(f\.freelist, n\)\n\t\tout = true\n\t\}\n\tf\.mu\.Unlock\(\)\n' $'\tif len(f.freelist) < cap(f.freelist) {\n\t\tf.freelist = append(f.freelist, n)\n\t\tout = true\n\t}\n' 'go test -race ./...'
+	bug offbyone@split btree_generic.go sub 'next\.items = append\(next\.items, n\.items\[i\+1:\]\.\.\.\)' 'next.items = append(next.items, n.items[i:]...)' 'go test -v ./...'
+	bug flipcmp@find btree_generic.go sub 'if i > 0 && !less\(s\[i-1\], item\) \{' 'if i > 0 && less(s[i-1], item) {'
+	bug syntax@insertat btree_generic.go sub '\t\tcopy\(\(\*s\)\[index\+1:\], \(\*s\)\[index:\]\)\n' $'\t\tcopy((*s)[index+1:], (*s)[index:]\n'
+	bug syntax@removeat btree_generic.go sub '\tcopy\(\(\*s\)\[index:\], \(\*s\)\[index\+1:\]\)\n' $'\tcopy((*s)[index:], (*s)[index+1:]\n'
+	bug removedline@removeat btree_generic.go sub '\tvar zero T\n\t\(\*s\)\[len\(\*s\)-1\] = zero\n\t\*s = \(\*s\)\[:len\(\*s\)-1\]\n' $'\tvar zero T\n\t(*s)[len(*s)-1] = zero\n' 'go test -json ./...'
+	capture blind2 go btree
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
-	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify)
+	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
+	go_time go_btree)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
