@@ -590,10 +590,36 @@ proj_go_btree() {
 	capture blind2 go btree
 }
 
+proj_py_colorama() {
+	desc="colorama 0.4.6 from Debian's python3-colorama (tests shipped in the package); pytest, -v."
+	py_src colorama
+	cmd='/usr/bin/python3 -m pytest colorama/tests'
+	bug wrongconst@backred colorama/ansi.py sub 'RED             = 41' 'RED             = 42'
+	bug offbyone@plaintext colorama/ansitowin32.py sub 'self\.wrapped\.write\(text\[start:end\]\)' 'self.wrapped.write(text[start:end - 1])'
+	bug removedline@cursor colorama/ansitowin32.py sub '\n            cursor = end\n' $'\n'
+	bug flipcmp@osc colorama/ansitowin32.py sub "if params\[0\] in '02':" "if params[0] not in '02':" '/usr/bin/python3 -m pytest -v colorama/tests'
+	bug attrerr@plaintext colorama/ansitowin32.py sub 'self\.wrapped\.write\(text\[start:end\]\)' 'self.wraped.write(text[start:end])'
+	bug attrerr@write colorama/ansitowin32.py sub '            self\.wrapped\.write\(text\)\n' $'            self.wraped.write(text)\n'
+	capture blind2 py colorama
+}
+
+proj_py_isodate() {
+	desc="isodate 0.6.1 from Debian's python3-isodate (tests shipped in the package); unittest."
+	py_src isodate
+	cmd='/usr/bin/python3 -m unittest discover -s isodate/tests -t .'
+	bug flipcmp@maxdays isodate/duration.py sub 'if other\.day > maxdays:' 'if other.day < maxdays:'
+	bug offbyone@monthstr isodate/duration.py sub 'if self\.months <= 1:' 'if self.months < 1:'
+	bug nameerr@parsedate isodate/isodates.py sub 'groups = match\.groupdict\(\)' 'groups = matc.groupdict()'
+	bug nameerr@parsetime isodate/isotime.py sub 'groups = match\.groupdict\(\)' 'groups = matc.groupdict()'
+	bug wrongconst@microsecond isodate/isotime.py sub 'microsecond = \(second - int\(second\)\) \* int\(1e6\)' 'microsecond = (second - int(second)) * int(1e5)'
+	bug removedline@durationdefault isodate/isoduration.py sub '\n            if val is None:\n                groups\[key\] = "0n"\n' $'\n'
+	capture blind2 py isodate
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
-	go_time go_btree)
+	go_time go_btree py_colorama py_isodate)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
