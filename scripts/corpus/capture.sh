@@ -616,10 +616,23 @@ proj_py_isodate() {
 	capture blind2 py isodate
 }
 
+proj_rust_itoa() {
+	desc="itoa 1.0.1 from Debian's librust-itoa-dev; cargo test (with doctests), offline."
+	rust_src itoa-1.0.1
+	cmd='cargo test'
+	bug wrongconst@lut src/lib.rs sub '0001020304050607080910111213141516171819' '0001020304050607080910111213141516171918'
+	bug flipcmp@nonnegative src/lib.rs sub 'let is_nonnegative = self >= 0;' 'let is_nonnegative = self < 0;'
+	bug offbyone@lastdigit src/lib.rs sub "\*buf_ptr\.offset\(curr\) = \(n as u8\) \+ b'0';" "*buf_ptr.offset(curr) = (n as u8 + 1) + b'0';"
+	bug unwrapnone@format src/lib.rs after '^    pub fn format<I: Integer>' '        let _: u8 = None.unwrap();'
+	bug unwrapnone@udivmod src/udiv128.rs after '^pub fn udivmod_1e19' '    let _: u8 = None.unwrap();'
+	bug typeerr@maxlen src/lib.rs sub 'const U8_MAX_LEN: usize = 3;' 'const U8_MAX_LEN: usize = "3";'
+	capture blind2 rust itoa
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
-	go_time go_btree py_colorama py_isodate)
+	go_time go_btree py_colorama py_isodate rust_itoa)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
