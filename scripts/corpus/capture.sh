@@ -629,10 +629,24 @@ proj_rust_itoa() {
 	capture blind2 rust itoa
 }
 
+proj_js_contenttype() {
+	desc="fast-content-type-parse 4.0.1 from the npm registry (tests shipped in the package); node 20's own test runner, node --test, its TAP and spec reporters."
+	npm_src fast-content-type-parse@4.0.1
+	cmd='node --test'
+	local spec='node --test --test-reporter=spec'
+	bug flipcmp@slash index.js sub 'if \(index === typeStart \|\| index === len \|\| code !== SLASH\) \{' 'if (index === typeStart || index === len || code === SLASH) {'
+	bug offbyone@unescape index.js sub 'value \+= header\.slice\(start, index\)' 'value += header.slice(start, index + 1)' "$spec"
+	bug wrongmsg@parse index.js sub "throw new TypeError\('invalid media type'\)" "throw new TypeError('invalid content type')" "$spec"
+	bug typeerr@ows index.js sub '    code = header\.charCodeAt\(index\)\n    if \(code !== SP && code !== HTAB\) break\n' $'    code = header.charCodeAT(index)\n    if (code !== SP && code !== HTAB) break\n'
+	bug typeerr@unescape index.js sub 'if \(header\.charCodeAt\(index\) === BSLASH\)' 'if (header.charCodeAT(index) === BSLASH)'
+	bug syntax@parse index.js sub '^function parse \(header\) \{' 'function parse (header {'
+	capture blind2 js contenttype
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
-	go_time go_btree py_colorama py_isodate rust_itoa)
+	go_time go_btree py_colorama py_isodate rust_itoa js_contenttype)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
