@@ -561,9 +561,92 @@ proj_js_pathbrowserify() {
 	capture blind js pathbrowserify
 }
 
+# blind2: six more projects and bugs, captured after the rules were changed
+# again and never used to tune them.
+
+proj_go_time() {
+	desc="golang.org/x/time v0.16.0 from the Go module proxy; go test, -race, -v, -json."
+	go_src golang.org/x/time@v0.16.0
+	cmd='go test ./...'
+	bug race@reserven rate/rate.go sub 'Reservation \{\n\tlim\.mu\.Lock\(\)\n\tdefer lim\.mu\.Unlock\(\)\n\n' $'Reservation {\n' 'go test -race ./...'
+	bug flipcmp@advance rate/rate.go sub 'if burst := float64\(lim\.burst\); tokens > burst \{' 'if burst := float64(lim.burst); tokens < burst {'
+	bug offbyone@sometimes rate/sometimes.go sub '\(s\.First > 0 && s\.count < s\.First\)' '(s.First > 0 && s.count <= s.First)' 'go test -v ./...'
+	bug nilderef@setburstat rate/rate.go after '^func \(lim \*Limiter\) SetBurstAt\(' $'\tlim = nil' 'go test -json ./...'
+	bug nilderef@cancelat rate/rate.go after '^func \(r \*Reservation\) CancelAt\(' $'\tr.lim = nil' 'go test -json ./...'
+	bug wrongconst@durationfromtokens rate/rate.go sub 'duration := \(tokens / float64\(limit\)\) \* float64\(time\.Second\)' 'duration := (tokens / float64(limit)) * float64(time.Millisecond)'
+	capture blind2 go time
+}
+
+proj_go_btree() {
+	desc="github.com/google/btree v1.1.3 from the Go module proxy; go test, -race, -v, -json."
+	go_src github.com/google/btree@v1.1.3
+	cmd='go test ./...'
+	bug race@freenode btree_generic.go sub '\tf\.mu\.Lock\(\)\n\tif len\(f\.freelist\) < cap\(f\.freelist\) \{\n\t\tf\.freelist = append\(f\.freelist, n\)\n\t\tout = true\n\t\}\n\tf\.mu\.Unlock\(\)\n' $'\tif len(f.freelist) < cap(f.freelist) {\n\t\tf.freelist = append(f.freelist, n)\n\t\tout = true\n\t}\n' 'go test -race ./...'
+	bug offbyone@split btree_generic.go sub 'next\.items = append\(next\.items, n\.items\[i\+1:\]\.\.\.\)' 'next.items = append(next.items, n.items[i:]...)' 'go test -v ./...'
+	bug flipcmp@find btree_generic.go sub 'if i > 0 && !less\(s\[i-1\], item\) \{' 'if i > 0 && less(s[i-1], item) {'
+	bug syntax@insertat btree_generic.go sub '\t\tcopy\(\(\*s\)\[index\+1:\], \(\*s\)\[index:\]\)\n' $'\t\tcopy((*s)[index+1:], (*s)[index:]\n'
+	bug syntax@removeat btree_generic.go sub '\tcopy\(\(\*s\)\[index:\], \(\*s\)\[index\+1:\]\)\n' $'\tcopy((*s)[index:], (*s)[index+1:]\n'
+	bug removedline@removeat btree_generic.go sub '\tvar zero T\n\t\(\*s\)\[len\(\*s\)-1\] = zero\n\t\*s = \(\*s\)\[:len\(\*s\)-1\]\n' $'\tvar zero T\n\t(*s)[len(*s)-1] = zero\n' 'go test -json ./...'
+	capture blind2 go btree
+}
+
+proj_py_colorama() {
+	desc="colorama 0.4.6 from Debian's python3-colorama (tests shipped in the package); pytest, -v."
+	py_src colorama
+	cmd='/usr/bin/python3 -m pytest colorama/tests'
+	bug wrongconst@backred colorama/ansi.py sub 'RED             = 41' 'RED             = 42'
+	bug offbyone@plaintext colorama/ansitowin32.py sub 'self\.wrapped\.write\(text\[start:end\]\)' 'self.wrapped.write(text[start:end - 1])'
+	bug removedline@cursor colorama/ansitowin32.py sub '\n            cursor = end\n' $'\n'
+	bug flipcmp@osc colorama/ansitowin32.py sub "if params\[0\] in '02':" "if params[0] not in '02':" '/usr/bin/python3 -m pytest -v colorama/tests'
+	bug attrerr@plaintext colorama/ansitowin32.py sub 'self\.wrapped\.write\(text\[start:end\]\)' 'self.wraped.write(text[start:end])'
+	bug attrerr@write colorama/ansitowin32.py sub '            self\.wrapped\.write\(text\)\n' $'            self.wraped.write(text)\n'
+	capture blind2 py colorama
+}
+
+proj_py_isodate() {
+	desc="isodate 0.6.1 from Debian's python3-isodate (tests shipped in the package); unittest."
+	py_src isodate
+	cmd='/usr/bin/python3 -m unittest discover -s isodate/tests -t .'
+	bug flipcmp@maxdays isodate/duration.py sub 'if other\.day > maxdays:' 'if other.day < maxdays:'
+	bug offbyone@monthstr isodate/duration.py sub 'if self\.months <= 1:' 'if self.months < 1:'
+	bug nameerr@parsedate isodate/isodates.py sub 'groups = match\.groupdict\(\)' 'groups = matc.groupdict()'
+	bug nameerr@parsetime isodate/isotime.py sub 'groups = match\.groupdict\(\)' 'groups = matc.groupdict()'
+	bug wrongconst@microsecond isodate/isotime.py sub 'microsecond = \(second - int\(second\)\) \* int\(1e6\)' 'microsecond = (second - int(second)) * int(1e5)'
+	bug removedline@durationdefault isodate/isoduration.py sub '\n            if val is None:\n                groups\[key\] = "0n"\n' $'\n'
+	capture blind2 py isodate
+}
+
+proj_rust_itoa() {
+	desc="itoa 1.0.1 from Debian's librust-itoa-dev; cargo test (with doctests), offline."
+	rust_src itoa-1.0.1
+	cmd='cargo test'
+	bug wrongconst@lut src/lib.rs sub '0001020304050607080910111213141516171819' '0001020304050607080910111213141516171918'
+	bug flipcmp@nonnegative src/lib.rs sub 'let is_nonnegative = self >= 0;' 'let is_nonnegative = self < 0;'
+	bug offbyone@lastdigit src/lib.rs sub "\*buf_ptr\.offset\(curr\) = \(n as u8\) \+ b'0';" "*buf_ptr.offset(curr) = (n as u8 + 1) + b'0';"
+	bug unwrapnone@format src/lib.rs after '^    pub fn format<I: Integer>' '        let _: u8 = None.unwrap();'
+	bug unwrapnone@udivmod src/udiv128.rs after '^pub fn udivmod_1e19' '    let _: u8 = None.unwrap();'
+	bug typeerr@maxlen src/lib.rs sub 'const U8_MAX_LEN: usize = 3;' 'const U8_MAX_LEN: usize = "3";'
+	capture blind2 rust itoa
+}
+
+proj_js_contenttype() {
+	desc="fast-content-type-parse 4.0.1 from the npm registry (tests shipped in the package); node 20's own test runner, node --test, its TAP and spec reporters."
+	npm_src fast-content-type-parse@4.0.1
+	cmd='node --test'
+	local spec='node --test --test-reporter=spec'
+	bug flipcmp@slash index.js sub 'if \(index === typeStart \|\| index === len \|\| code !== SLASH\) \{' 'if (index === typeStart || index === len || code === SLASH) {'
+	bug offbyone@unescape index.js sub 'value \+= header\.slice\(start, index\)' 'value += header.slice(start, index + 1)' "$spec"
+	bug wrongmsg@parse index.js sub "throw new TypeError\('invalid media type'\)" "throw new TypeError('invalid content type')" "$spec"
+	bug typeerr@ows index.js sub '    code = header\.charCodeAt\(index\)\n    if \(code !== SP && code !== HTAB\) break\n' $'    code = header.charCodeAT(index)\n    if (code !== SP && code !== HTAB) break\n'
+	bug typeerr@unescape index.js sub 'if \(header\.charCodeAt\(index\) === BSLASH\)' 'if (header.charCodeAT(index) === BSLASH)'
+	bug syntax@parse index.js sub '^function parse \(header\) \{' 'function parse (header {'
+	capture blind2 js contenttype
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
-	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify)
+	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
+	go_time go_btree py_colorama py_isodate rust_itoa js_contenttype)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
