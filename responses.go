@@ -115,6 +115,7 @@ func (o *Orchestrator) Add(ctx context.Context, n NewIssue) (string, error) {
 				id = aid
 			}
 		}
+		id = o.unloggedID(id, now)
 		maxRetries := n.MaxRetries
 		if maxRetries < 0 {
 			maxRetries = o.Config.MaxRetriesFor(n.Type)
@@ -170,4 +171,31 @@ func (o *Orchestrator) Archive(ctx context.Context, olderThan time.Duration) ([]
 		return issuequeue.Change{Move: moved}, nil
 	})
 	return moved, err
+}
+
+// unloggedID returns id, or a later ID of the same day if the event log
+// names id or a later one: an issue deleted from the queue by hand must
+// not lend its ID, and with it its failures, halts and counters in the
+// log, to a new issue. IDs carry their day, so today's events are enough.
+func (o *Orchestrator) unloggedID(id string, now time.Time) string {
+	day := now.UTC().Truncate(24 * time.Hour)
+	prefix := "ISSUE-" + day.Format("20060102") + "-"
+	n, err := strconv.Atoi(strings.TrimPrefix(id, prefix))
+	if err != nil || !strings.HasPrefix(id, prefix) {
+		return id
+	}
+	evs, err := readLedgerSince(o.paths().Ledger(), day, nil, nil)
+	if err != nil {
+		return id // the log cannot be read: the files' IDs are all there is
+	}
+	next := n
+	for _, ev := range evs {
+		if m, err := strconv.Atoi(strings.TrimPrefix(ev.IssueID, prefix)); err == nil && strings.HasPrefix(ev.IssueID, prefix) && m >= next {
+			next = m + 1
+		}
+	}
+	if next == n {
+		return id
+	}
+	return fmt.Sprintf("%s%03d", prefix, next)
 }
