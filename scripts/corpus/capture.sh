@@ -659,11 +659,24 @@ proj_go_ulid() {
 	capture blind3 go ulid
 }
 
+proj_go_gobreaker() {
+	desc="github.com/sony/gobreaker v1.0.0 from the Go module proxy (testify from the proxy too); go test, -race, -v, -json."
+	go_src github.com/sony/gobreaker@v1.0.0
+	cmd='go test ./...'
+	bug race@afterrequest gobreaker.go sub '\) afterRequest\(before uint64, success bool\) \{\n\tcb\.mutex\.Lock\(\)\n\tdefer cb\.mutex\.Unlock\(\)\n' $') afterRequest(before uint64, success bool) {\n' 'go test -race ./...'
+	bug flipcmp@halfopen gobreaker.go sub 'state == StateHalfOpen && cb\.counts\.Requests >= cb\.maxRequests' 'state == StateHalfOpen && cb.counts.Requests < cb.maxRequests'
+	bug offbyone@readytotrip gobreaker.go sub 'return counts\.ConsecutiveFailures > 5' 'return counts.ConsecutiveFailures > 6' 'go test -v ./...'
+	bug wrongconst@timeout gobreaker.go sub 'const defaultTimeout = time\.Duration\(60\) \* time\.Second' 'const defaultTimeout = time.Duration(30) * time.Second' 'go test -json ./...'
+	bug removedline@onsuccess gobreaker.go sub '\tc\.ConsecutiveSuccesses\+\+\n\tc\.ConsecutiveFailures = 0\n' $'\tc.ConsecutiveSuccesses++\n'
+	bug removedline@onfailure gobreaker.go sub '\tc\.ConsecutiveFailures\+\+\n\tc\.ConsecutiveSuccesses = 0\n' $'\tc.ConsecutiveFailures++\n'
+	capture blind3 go gobreaker
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
 	go_time go_btree py_colorama py_isodate rust_itoa js_contenttype
-	go_ulid)
+	go_ulid go_gobreaker)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
