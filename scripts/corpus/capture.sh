@@ -672,11 +672,24 @@ proj_go_gobreaker() {
 	capture blind3 go gobreaker
 }
 
+proj_rust_fnv() {
+	desc="fnv 1.0.7 from Debian's librust-fnv-dev; cargo test (with doctests), offline."
+	rust_src fnv-1.0.7
+	cmd='cargo test'
+	bug wrongconst@prime lib.rs sub 'hash = hash\.wrapping_mul\(0x100000001b3\);' 'hash = hash.wrapping_mul(0x100000001b2);'
+	bug offbyone@write lib.rs sub 'for byte in bytes\.iter\(\) \{' 'for byte in bytes.iter().skip(1) {'
+	bug unwrapnone@default lib.rs after '^    fn default\(\) -> FnvHasher \{' '        let _: u8 = None.unwrap();'
+	bug unwrapnone@write lib.rs after '^    fn write\(&mut self, bytes: &\[u8\]\) \{' '        let _: u8 = None.unwrap();'
+	bug typeerr@finish lib.rs sub '    fn finish\(&self\) -> u64 \{\n        self\.0\n' $'    fn finish(&self) -> u64 {\n        self.0 as u32\n'
+	bug removedline@write lib.rs sub '\n        \*self = FnvHasher\(hash\);\n' $'\n'
+	capture blind3 rust fnv
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
 	go_time go_btree py_colorama py_isodate rust_itoa js_contenttype
-	go_ulid go_gobreaker)
+	go_ulid go_gobreaker rust_fnv)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
