@@ -685,11 +685,24 @@ proj_rust_fnv() {
 	capture blind3 rust fnv
 }
 
+proj_py_iso8601() {
+	desc="iso8601 1.0.2 from Debian's python3-iso8601 (its test module shipped in the package, with hypothesis); pytest -v, pytest."
+	py_src iso8601
+	cmd='/usr/bin/python3 -m pytest -v iso8601'
+	bug flipcmp@sign iso8601/iso8601.py sub '    if sign == "-":\n' $'    if sign != "-":\n'
+	bug wrongconst@microsecond iso8601/iso8601.py sub '\* Decimal\("1000000\.0"\)' '* Decimal("100000.0")' '/usr/bin/python3 -m pytest iso8601'
+	bug wrongmsg@parsedate iso8601/iso8601.py sub 'raise ParseError\(f"Unable to parse date string' 'raise ParseError(f"Could not parse date string'
+	bug removedline@minutes iso8601/iso8601.py sub '\n        minutes = -minutes\n' $'\n'
+	bug attrerr@parsedate iso8601/iso8601.py sub '    try:\n        m = ISO8601_REGEX\.match\(datestring\)\n' $'    None.missing_attribute\n    try:\n        m = ISO8601_REGEX.match(datestring)\n'
+	bug attrerr@fixedoffset iso8601/iso8601.py sub '\) -> datetime\.timezone:\n    return datetime\.timezone\(' $') -> datetime.timezone:\n    None.missing_attribute\n    return datetime.timezone('
+	capture blind3 py iso8601
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
 	go_time go_btree py_colorama py_isodate rust_itoa js_contenttype
-	go_ulid go_gobreaker rust_fnv)
+	go_ulid go_gobreaker rust_fnv py_iso8601)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
