@@ -698,11 +698,25 @@ proj_py_iso8601() {
 	capture blind3 py iso8601
 }
 
+proj_py_mpmath() {
+	desc="mpmath 1.2.1 from Debian's python3-mpmath (tests shipped in the package; the arithmetic, conversion and printing test files, not the slow special-function ones); pytest."
+	py_src mpmath
+	local t=mpmath/tests/test_
+	cmd="/usr/bin/python3 -m pytest ${t}basic_ops.py ${t}convert.py ${t}division.py ${t}power.py ${t}str.py ${t}bitwise.py ${t}trig.py"
+	bug flipcmp@lt mpmath/libmp/libmpf.py sub '    return mpf_cmp\(s, t\) < 0\n' $'    return mpf_cmp(s, t) > 0\n'
+	bug offbyone@highbit mpmath/libmp/libmpf.py sub '    a = sbc \+ sexp\n' $'    a = sbc + sexp + 1\n'
+	bug wrongconst@dpstoprec mpmath/libmp/libmpf.py sub 'return max\(1, int\(round\(\(int\(n\)\+1\)\*3\.3219280948873626\)\)\)' 'return max(1, int(round((int(n)+1)*3.0)))'
+	bug removedline@subsign mpmath/libmp/libmpf.py sub '\n    tsign \^= _sub\n' $'\n'
+	bug attrerr@neg mpmath/libmp/libmpf.py sub '    operation exactly\."""\n' $'    operation exactly."""\n    None.missing_attribute\n'
+	bug attrerr@abs mpmath/libmp/libmpf.py sub '    exact result\."""\n' $'    exact result."""\n    None.missing_attribute\n'
+	capture blind3 py mpmath
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
 	go_time go_btree py_colorama py_isodate rust_itoa js_contenttype
-	go_ulid go_gobreaker rust_fnv py_iso8601)
+	go_ulid go_gobreaker py_iso8601 py_mpmath rust_fnv)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
