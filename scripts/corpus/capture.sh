@@ -712,11 +712,27 @@ proj_py_mpmath() {
 	capture blind3 py mpmath
 }
 
+proj_js_complex() {
+	desc="complex.js 2.1.1 from the npm registry (tests shipped in the package); its mocha tests under vitest 3."
+	npm_src complex.js@2.1.1 vitest@3
+	# Its tests are mocha's (describe, it, node's assert): vitest runs them
+	# with its globals on.
+	printf '%s\n' "export default { test: { include: ['tests/*.test.js'], globals: true } };" >"$npm_dir/vitest.config.mjs"
+	cmd='npx vitest run'
+	bug flipcmp@tostring complex.js sub '        if \(b < 0\) \{\n          b = -b;\n          ret \+= "-";' $'        if (b > 0) {\n          b = -b;\n          ret += "-";'
+	bug offbyone@powquadrant complex.js sub "switch \(\(z\['re'\] % 4 \+ 4\) % 4\)" "switch (((z['re'] + 1) % 4 + 4) % 4)"
+	bug wrongconst@i complex.js sub "Complex\['I'\] = new Complex\(0, 1\);" "Complex['I'] = new Complex(0, -1);"
+	bug typeerr@add complex.js after "^    'add': function\(a, b\) \{" '      var missing = null; missing.re = a;'
+	bug typeerr@sub complex.js after "^    'sub': function\(a, b\) \{" '      var missing = null; missing.re = a;'
+	bug syntax@mul complex.js sub "'mul': function\(a, b\) \{" "'mul': function(a, b {"
+	capture blind3 js complex
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
 	go_time go_btree py_colorama py_isodate rust_itoa js_contenttype
-	go_ulid go_gobreaker py_iso8601 py_mpmath rust_fnv)
+	go_ulid go_gobreaker py_iso8601 py_mpmath rust_fnv js_complex)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
