@@ -23,14 +23,18 @@ import (
 // and c of one bug) allowed to get different signatures.
 const maxSplitRate = 0.05
 
-// maxSplits holds a set that misses maxSplitRate to what it was measured at
-// when it was captured, so that it guards against getting worse without
-// claiming the bar. The blind set was measured once with rules never tuned
-// on it: 5 of its 81 same-failure pairs split (6.2%), all in go-lru, whose
-// failing runs print different text from run to run (the race detector
-// reports a different set of races; an unseeded random test reaches the
-// same panic through other callers).
-var maxSplits = map[string]int{"blind": 5}
+// maxSplits holds a set that misses maxSplitRate to what it was last
+// measured at, so that it guards against getting worse without claiming
+// the bar. Each blind set was measured once with rules never tuned on it,
+// then the classes it showed were added to the rules (so it is blind no
+// more): blind split 5 of 81 pairs under v2 (6.2%: go-lru's race reports
+// and a random test's callers), 0 under v3; blind2 split 14 of 108 (13.0%)
+// under v3 as first built, 6 (5.6%) once node's spec reporter's totals and
+// races caught in other tests were added. The 6 are go-btree's tests of
+// random permutations, whose messages print other values every run
+// ("insert found item 374", then 9608): different assertion values stay
+// apart, so no rule may merge them.
+var maxSplits = map[string]int{"blind2": 6}
 
 // corpusBug is one injected bug of a corpus project.
 type corpusBug struct {
@@ -47,10 +51,11 @@ type corpusProject struct {
 }
 
 // corpusSets are the corpus's sets: train, the projects the rules may be
-// tuned on; holdout, other projects and bugs; blind, others again, captured
-// after the rules were settled and never used to tune them. Each is held to
-// the same bar, but for the blind set's split pairs (maxSplits).
-var corpusSets = []string{"train", "holdout", "blind"}
+// tuned on; holdout, other projects and bugs; blind and blind2, others
+// again, each captured after the rules were changed and measured before it
+// was used to tune them. Each is held to the same bar, but for the split
+// pairs of maxSplits.
+var corpusSets = []string{"train", "holdout", "blind", "blind2"}
 
 // corpusRuns are the runs of one bug; the first three are required.
 var corpusRuns = []string{"a", "b", "c", "s"}

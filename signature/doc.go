@@ -197,17 +197,22 @@
 //     rule) is reduced to the functions its accesses were made in (of each
 //     "Read at …", "Previous write at …", the innermost frame in the
 //     workspace, or without one the first frame outside the runtime and
-//     sync, without its arguments), and all of the output's reports become
-//     one block: "WARNING: DATA RACE" and those functions, sorted, once
-//     each. The race detector reports another set of races between the
-//     same functions, in another order, from run to run.
-//   - A go test's block that says "race detected during execution of test"
-//     keeps only its title and that line: what else the test printed
-//     happened under the race and changes with the schedule.
+//     sync, without its arguments and type arguments: "pkg.(*T[...]).m"),
+//     and all of the output's reports become one block: "WARNING: DATA
+//     RACE" and those functions, sorted, once each. The race detector
+//     reports another set of races between the same functions, in another
+//     order, in another instance of a generic type, from run to run.
+//   - When the output holds a race report, a go test's block that says
+//     "race detected during execution of test" goes: which of the tests
+//     running at the time the race is caught in, and what else they
+//     printed under it, change with the schedule.
 //   - Go stacks ("goroutine N [...]:") keep their frames up to the
 //     innermost one in the workspace and from the outermost one in the
 //     workspace (usually the test) on; the frames between, the path the
 //     program took (a random test's operations, another caller), go.
+//   - node --test's spec reporter: "✖ test (1.2ms)" starts a block of
+//     the lines indented deeper (its error); the totals ("ℹ tests 98",
+//     "ℹ pass 68", "ℹ duration_ms 253.4", …) are dropped.
 //   - A repr that pytest cut in the middle ("head...tail") holding a
 //     workspace path loses the head after the root's first place in it
 //     (the head may end inside the root's path) and the tail before the

@@ -428,8 +428,8 @@ func (r *report) finish() [][]byte {
 		if r.panicked && bytes.HasPrefix(k.b, []byte("--- FAIL: ")) && bytes.IndexByte(k.b, '\n') == len(k.b)-1 {
 			continue
 		}
-		if raced {
-			k.b = raceTest(k.b)
+		if raced && raceTest(k.b) {
+			continue
 		}
 		bs = append(bs, k.b)
 	}
@@ -498,6 +498,11 @@ func (r *report) reportLine(t, raw []byte, indent int) (bool, []byte) {
 		}
 	}
 
+	if r.v3 {
+		if act, kind, ok := classifyV3(t); ok {
+			return r.act(act, kind, t, raw, indent)
+		}
+	}
 	act, kind := classify(t, raw, indent)
 	return r.act(act, kind, t, raw, indent)
 }
@@ -1158,32 +1163,81 @@ func runtimeFrame(t []byte) bool {
 	return false
 }
 
-// funcName drops the arguments from a stack's function line:
-// "pkg.(*T).m(<hex>, <hex>)" is "pkg.(*T).m".
+// funcName drops the arguments from a stack's function line, and the type
+// arguments of a generic function or method, which name the instance the
+// race was caught in: "pkg.(*T[go.shape.int]).m(<hex>, <hex>)" is
+// "pkg.(*T[...]).m".
 func funcName(t []byte) []byte {
 	if len(t) > 0 && t[len(t)-1] == ')' {
 		if k := bytes.LastIndexByte(t, '('); k > 0 {
-			return t[:k]
+			t = t[:k]
 		}
 	}
-	return t
+	k := bytes.IndexByte(t, '[')
+	if k < 0 {
+		return t
+	}
+	out := append([]byte(nil), t[:k]...)
+	depth := 0
+	for _, c := range t[k:] {
+		switch {
+		case c == '[':
+			if depth == 0 {
+				out = append(out, "[..."...)
+			}
+			depth++
+		case c == ']' && depth > 0:
+			depth--
+			if depth == 0 {
+				out = append(out, ']')
+			}
+		case depth == 0:
+			out = append(out, c)
+		}
+	}
+	return out
 }
 
-// raceTest reduces a Go test's block that says the race detector found a
-// race during the test (rules V3) to its title and that line: whatever
-// else it printed happened under a data race, and changes with the
-// schedule (a length that differs in one run and not the next). The race
-// reports tell the failure.
-func raceTest(b []byte) []byte {
+// raceTest reports whether a block is a Go test's that says the race
+// detector found a race during the test (rules V3). Such a block goes when
+// the output holds the race reports: which of the tests running at the
+// time the detector catches the race in, and whatever else they printed
+// under it, change with the schedule; the reports' functions tell the
+// failure.
+func raceTest(b []byte) bool {
 	const said = "\ntesting.go:" + phLine + ": race detected during execution of test\n"
-	if !(bytes.HasPrefix(b, []byte("--- FAIL: ")) || bytes.HasPrefix(b, []byte("=== "))) {
-		return b
+	return (bytes.HasPrefix(b, []byte("--- FAIL: ")) || bytes.HasPrefix(b, []byte("=== "))) &&
+		bytes.Contains(b, []byte(said))
+}
+
+// classifyV3 classifies the lines the rules V3 read otherwise than V2, and
+// reports whether t is one.
+func classifyV3(t []byte) (act, kind int, ok bool) {
+	switch {
+	case hasWord(t, "ℹ "):
+		// node --test's spec reporter: its totals.
+		for _, w := range []string{"tests ", "suites ", "pass ", "fail ", "cancelled ", "skipped ", "todo ", "duration_ms "} {
+			if hasWord(t[len("ℹ "):], w) {
+				return aDrop, 0, true
+			}
+		}
+	case hasWord(t, "✖ ") && !eslintTotal(t):
+		// node --test's spec reporter: a failed test or suite, and its
+		// error's lines indented deeper.
+		return aStart, kIndent, true
 	}
-	k := bytes.Index(b, []byte(said))
-	if k < 0 {
-		return b
+	return 0, 0, false
+}
+
+// eslintTotal reports whether t is eslint's "✖ 3 problems (3 errors, 0
+// warnings)".
+func eslintTotal(t []byte) bool {
+	t = t[len("✖ "):]
+	i := 0
+	for i < len(t) && isDigit(t[i]) {
+		i++
 	}
-	return slices.Concat(b[:bytes.IndexByte(b, '\n')], []byte(said))
+	return i > 0 && bytes.HasPrefix(t[i:], []byte(" problem"))
 }
 
 // cutRepr handles a repr that pytest cut in the middle to its first and

@@ -305,8 +305,7 @@ func TestReportRulesV3(t *testing.T) {
 		{"race reports: the functions that race, once each",
 			"--- FAIL: TestConcurrent (0.06s)\n    c_test.go:34: length differs from expected\n    testing.go:1712: race detected during execution of test\n" +
 				raceReport("Add", "Add", 124) + raceReport("Get", "Add", 90) + raceReport("Add", "Add", 124) + "FAIL\n",
-			"FAIL\n\n--- FAIL: TestConcurrent (<dur>)\ntesting.go:<line>: race detected during execution of test\n\n" +
-				"WARNING: DATA RACE\nexample.com/c.(*Cache[go.shape.string]).Add\nexample.com/c.(*Cache[go.shape.string]).Get\n"},
+			"FAIL\n\nWARNING: DATA RACE\nexample.com/c.(*Cache[...]).Add\nexample.com/c.(*Cache[...]).Get\n"},
 		{"a race outside the workspace names the first frame outside the runtime",
 			"WARNING: DATA RACE\nWrite at 0x00c0000a0010 by goroutine 7:\n  runtime.mapassign()\n      /usr/local/go/src/runtime/map.go:1 +0x1\n  main.fill()\n      /srv/build/main.go:9 +0x3\n==================\n",
 			"WARNING: DATA RACE\nmain.fill\n"},
@@ -323,6 +322,8 @@ func TestReportRulesV3(t *testing.T) {
 		{"a repr pytest cut inside the root's path",
 			"___ test_merge ___\ndicts = ({'_signatures': <module 'toolz._signatures' from '/home/ci/src/a... <module 'toolz' from '/home/ci/src/app/toolz/__init__.py'>})\n",
 			"___ test_merge ___\ndicts = ({'_signatures': <module 'toolz._signatures' from '<root>...<root>/toolz/__init__.py'>})\n"},
+		{"node --test's spec reporter", "▶ parse\n  ✔ parses (0.5ms)\n  ✖ throws on \"\" (2.925258ms)\n    AssertionError: Expected values to be strictly deep-equal\n✖ parse (26.98ms)\nℹ tests 98\nℹ suites 0\nℹ pass 68\nℹ fail 30\nℹ duration_ms 253.463757\n✖ 2 problems (2 errors, 0 warnings)\n",
+			"▶ parse\n\n✖ parse\n\n✖ throws on \"\"\nAssertionError: Expected values to be strictly deep-equal\n"},
 		{"a cut repr of no workspace path stays",
 			"___ test_x ___\nx = 'aaaa...zzzz'\n", "___ test_x ___\nx = 'aaaa...zzzz'\n"},
 	} {
@@ -352,6 +353,10 @@ func TestRulesV3Pairs(t *testing.T) {
 			true, false},
 		{"races between other functions",
 			race + raceReport("Add", "Add", 124) + "FAIL\n", race + raceReport("Get", "Get", 124) + "FAIL\n", false, false},
+		{"the race caught in other tests, in another instance of a generic type",
+			race + raceReport("Add", "Add", 124) + "FAIL\n",
+			strings.ReplaceAll(race, "TestConcurrent", "TestConcurrentG") + strings.ReplaceAll(raceReport("Add", "Add", 124), "go.shape.string", "go.shape.int") + "FAIL\n",
+			true, false},
 		{"a race and a test's own failure",
 			race + raceReport("Add", "Add", 124) + "FAIL\n", "--- FAIL: TestConcurrent (0.06s)\n    c_test.go:34: length differs from expected\nFAIL\n", false, false},
 		{"a panic reached through another caller", panicStack("Get", "TestRandomOps", 97), panicStack("Add", "TestRandomOps", 97), true, false},

@@ -30,6 +30,9 @@
 # Needs go, cargo, node and npm, perl, gzip, and /usr/bin/python3 with the
 # Debian packages that signature/testdata/corpus/README.md lists; it
 # installs nothing itself. A project's npm packages are fetched with npm.
+# The Java projects need javac, mvn, the Debian packages the README lists
+# (junit4, junit5, libsurefire-java...) and a deb-src line for the
+# machine's Debian suite, from which apt-get source fetches their source.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -643,8 +646,88 @@ proj_js_contenttype() {
 	capture blind2 js contenttype
 }
 
-# blind3: six more projects and bugs, none of them in another set, captured
-# after the rules were changed again and never used to tune them.
+# java_deb_src SOURCE-PACKAGE: src copies the upstream source of a Debian
+# source package (its orig tarball, fetched once with apt-get source, which
+# needs a deb-src line for the machine's suite) into its directory.
+# java_dir is the unpacked source, copied into each checkout.
+java_deb_src() {
+	local cache=$work/deb-$1
+	java_dir=$cache/src
+	if [ ! -d "$java_dir" ]; then
+		rm -rf "$cache"
+		mkdir -p "$cache/dl" "$java_dir"
+		(cd "$cache/dl" && apt-get source --download-only --tar-only "$1" >/dev/null 2>&1) ||
+			die "$proj: apt-get source $1 failed (it needs a deb-src line for the machine's Debian suite)"
+		local tarball
+		tarball=$(ls "$cache"/dl/*.orig.tar.*) || die "$proj: no orig tarball for $1"
+		tar -xf "$tarball" -C "$java_dir" --strip-components=1
+	fi
+	eval "src() { cp -a '$java_dir/.' \"\$1/\"; }"
+}
+
+# blind3: Java, and (below) more projects, captured after the rules were
+# changed again and never used to tune them.
+
+proj_java_codec() {
+	desc="commons-codec 1.15 from Debian's libcommons-codec-java source package; Maven 3.8 offline against Debian's /usr/share/maven-repo with surefire 2.22 and JUnit 4 (its pom replaced by a minimal one naming Debian's versions of junit, commons-lang3 and the compiler, resources and surefire plugins, as the upstream one inherits commons-parent's release plugins); the phonetic, Hex, StringUtils and URLCodec test classes."
+	java_deb_src libcommons-codec-java
+	cat >"$java_dir/pom.xml" <<-'POM'
+	<?xml version="1.0" encoding="UTF-8"?>
+	<project xmlns="http://maven.apache.org/POM/4.0.0">
+	  <modelVersion>4.0.0</modelVersion>
+	  <groupId>commons-codec</groupId>
+	  <artifactId>commons-codec</artifactId>
+	  <version>1.15</version>
+	  <properties>
+	    <project.build.sourceEncoding>UTF-8</project.build.sourceEncoding>
+	    <maven.compiler.source>8</maven.compiler.source>
+	    <maven.compiler.target>8</maven.compiler.target>
+	  </properties>
+	  <dependencies>
+	    <dependency><groupId>junit</groupId><artifactId>junit</artifactId><version>4.13.2</version><scope>test</scope></dependency>
+	    <dependency><groupId>org.apache.commons</groupId><artifactId>commons-lang3</artifactId><version>3.12.0</version><scope>test</scope></dependency>
+	  </dependencies>
+	  <build>
+	    <plugins>
+	      <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-resources-plugin</artifactId><version>3.3.0</version></plugin>
+	      <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-compiler-plugin</artifactId><version>3.10.1</version></plugin>
+	      <plugin><groupId>org.apache.maven.plugins</groupId><artifactId>maven-surefire-plugin</artifactId><version>2.22.3</version></plugin>
+	    </plugins>
+	  </build>
+	</project>
+	POM
+	local mvn="mvn -o -B -Dmaven.repo.local=/usr/share/maven-repo -Dtest='Soundex*Test,*Metaphone*Test,Caverphone*Test,NysiisTest,ColognePhoneticTest,HexTest,StringUtilsTest,URLCodecTest'"
+	cmd="$mvn test"
+	local lang=src/main/java/org/apache/commons/codec/language bin=src/main/java/org/apache/commons/codec/binary
+	bug flipcmp@soundex $lang/Soundex.java sub "if \(digit != '0' && digit != lastDigit\) \{" "if (digit != '0' && digit == lastDigit) {"
+	bug offbyone@decodehex $bin/Hex.java sub 'final int outLen = len >> 1;' 'final int outLen = (len >> 1) + 1;'
+	bug nullref@soundex $lang/Soundex.java after '^    public String soundex\(String str\) \{' '        final String missing = null; missing.length();'
+	bug nullref@metaphone $lang/Metaphone.java after '^    public String metaphone\(final String txt\) \{' '        final String missing = null; missing.length();'
+	bug wrongconst@mapping $lang/Soundex.java sub 'US_ENGLISH_MAPPING_STRING = "01230120022455012623010202";' 'US_ENGLISH_MAPPING_STRING = "01230120022455012623010203";' "$mvn -DtrimStackTrace=false test"
+	bug nosymbol@todigit $bin/Hex.java sub 'int f = toDigit\(data\[j\], j\) << 4;' 'int f = toDigits(data[j], j) << 4;'
+	capture blind3 java codec
+}
+
+proj_java_csv() {
+	desc="commons-csv 1.9.0 from Debian's commons-csv source package; compiled with javac 17 and run with Debian's JUnit 5 console launcher (junit5), with commons-io, commons-lang3 and hamcrest from Debian; the test classes that need no database or mocks (CSVFormat, CSVFormatPredefined, CSVParser, CSVRecord, Lexer, ExtendedBufferedReader)."
+	java_deb_src commons-csv
+	local cp=/usr/share/java/junit-platform-console-standalone.jar:/usr/share/java/commons-io.jar:/usr/share/java/commons-lang3.jar:/usr/share/java/hamcrest.jar
+	local build="rm -rf build && javac -nowarn -d build/main \$(find src/main/java -name '*.java') && javac -nowarn -d build/test -cp build/main:$cp src/test/java/org/apache/commons/csv/{Utils,TokenMatchers,CSVFormatTest,CSVFormatPredefinedTest,CSVParserTest,CSVRecordTest,LexerTest,ExtendedBufferedReaderTest}.java"
+	local launch="java -cp build/main:build/test:src/test/resources:$cp org.junit.platform.console.ConsoleLauncher --disable-banner --scan-classpath build/test"
+	cmd="$build && $launch"
+	local main=src/main/java/org/apache/commons/csv
+	bug flipcmp@isescape $main/Lexer.java sub 'boolean isEscape\(final int ch\) \{\n        return ch == escape;' $'boolean isEscape(final int ch) {\n        return ch != escape;' "$build && $launch --details=flat --disable-ansi-colors"
+	bug offbyone@size $main/CSVRecord.java sub '(    public int size\(\) \{\n)        return values\.length;' $'    public int size() {\n        return values.length - 1;'
+	bug nullref@getname $main/CSVRecord.java after '^    public String get\(final String name\) \{' '        final String missing = null; missing.length();'
+	bug nosymbol@escapedelim $main/Lexer.java sub 'token\.content\.append\(delimiter\);' 'token.content.append(delimiters);'
+	bug nosymbol@getindex $main/CSVRecord.java sub 'return values\[i\];' 'return value[i];'
+	bug removedline@eol $main/Lexer.java sub '(            // note: does not change ch outside of this method!\n)            ch = reader\.read\(\);\n' $'            // note: does not change ch outside of this method!\n'
+	capture blind3 java csv
+}
+
+# blind3: six more projects and bugs in the other languages, none of them in
+# another set, captured after the rules were changed again and never used to
+# tune them.
 
 proj_go_ulid() {
 	desc="github.com/oklog/ulid/v2 v2.1.0 from the Go module proxy; go test, -race, -v (parallel subtests), -json."
@@ -732,6 +815,7 @@ all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
 	go_time go_btree py_colorama py_isodate rust_itoa js_contenttype
+	java_codec java_csv
 	go_ulid go_gobreaker py_iso8601 py_mpmath rust_fnv js_complex)
 
 main() {
