@@ -725,11 +725,98 @@ proj_java_csv() {
 	capture blind3 java csv
 }
 
+# blind3: six more projects and bugs in the other languages, none of them in
+# another set, captured after the rules were changed again and never used to
+# tune them.
+
+proj_go_ulid() {
+	desc="github.com/oklog/ulid/v2 v2.1.0 from the Go module proxy; go test, -race, -v (parallel subtests), -json."
+	go_src github.com/oklog/ulid/v2@v2.1.0
+	cmd='go test ./...'
+	bug race@lockedread ulid.go sub '\tr\.mu\.Lock\(\)\n\terr = r\.MonotonicReader\.MonotonicRead\(ms, p\)\n\tr\.mu\.Unlock\(\)\n' $'\terr = r.MonotonicReader.MonotonicRead(ms, p)\n' 'go test -race ./...'
+	bug flipcmp@overflow ulid.go sub "if v\[0\] > '7' \{" "if v[0] < '7' {" 'go test -v ./...'
+	bug offbyone@entropy ulid.go sub '\tcopy\(e, id\[6:\]\)\n' $'\tcopy(e, id[5:])\n' 'go test -json ./...'
+	bug nilderef@parse ulid.go after '^func parse\(v \[\]byte, strict bool, id \*ULID\) error' $'\tid = nil' 'go test -v ./...'
+	bug nilderef@settime ulid.go after '^func \(id \*ULID\) SetTime\(' $'\tid = nil' 'go test -v ./...'
+	bug wrongconst@encoding ulid.go sub 'const Encoding = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"' 'const Encoding = "0123456789ABCDEFGHJKMNPQRSTVWXZY"'
+	capture blind3 go ulid
+}
+
+proj_go_gobreaker() {
+	desc="github.com/sony/gobreaker v1.0.0 from the Go module proxy (testify from the proxy too); go test, -race, -v, -json."
+	go_src github.com/sony/gobreaker@v1.0.0
+	cmd='go test ./...'
+	bug race@afterrequest gobreaker.go sub '\) afterRequest\(before uint64, success bool\) \{\n\tcb\.mutex\.Lock\(\)\n\tdefer cb\.mutex\.Unlock\(\)\n' $') afterRequest(before uint64, success bool) {\n' 'go test -race ./...'
+	bug flipcmp@halfopen gobreaker.go sub 'state == StateHalfOpen && cb\.counts\.Requests >= cb\.maxRequests' 'state == StateHalfOpen && cb.counts.Requests < cb.maxRequests'
+	bug offbyone@readytotrip gobreaker.go sub 'return counts\.ConsecutiveFailures > 5' 'return counts.ConsecutiveFailures > 6' 'go test -v ./...'
+	bug wrongconst@timeout gobreaker.go sub 'const defaultTimeout = time\.Duration\(60\) \* time\.Second' 'const defaultTimeout = time.Duration(30) * time.Second' 'go test -json ./...'
+	bug removedline@onsuccess gobreaker.go sub '\tc\.ConsecutiveSuccesses\+\+\n\tc\.ConsecutiveFailures = 0\n' $'\tc.ConsecutiveSuccesses++\n'
+	bug removedline@onfailure gobreaker.go sub '\tc\.ConsecutiveFailures\+\+\n\tc\.ConsecutiveSuccesses = 0\n' $'\tc.ConsecutiveFailures++\n'
+	capture blind3 go gobreaker
+}
+
+proj_rust_fnv() {
+	desc="fnv 1.0.7 from Debian's librust-fnv-dev; cargo test (with doctests), offline."
+	rust_src fnv-1.0.7
+	cmd='cargo test'
+	bug wrongconst@prime lib.rs sub 'hash = hash\.wrapping_mul\(0x100000001b3\);' 'hash = hash.wrapping_mul(0x100000001b2);'
+	bug offbyone@write lib.rs sub 'for byte in bytes\.iter\(\) \{' 'for byte in bytes.iter().skip(1) {'
+	bug unwrapnone@default lib.rs after '^    fn default\(\) -> FnvHasher \{' '        let _: u8 = None.unwrap();'
+	bug unwrapnone@write lib.rs after '^    fn write\(&mut self, bytes: &\[u8\]\) \{' '        let _: u8 = None.unwrap();'
+	bug typeerr@finish lib.rs sub '    fn finish\(&self\) -> u64 \{\n        self\.0\n' $'    fn finish(&self) -> u64 {\n        self.0 as u32\n'
+	bug removedline@write lib.rs sub '\n        \*self = FnvHasher\(hash\);\n' $'\n'
+	capture blind3 rust fnv
+}
+
+proj_py_iso8601() {
+	desc="iso8601 1.0.2 from Debian's python3-iso8601 (its test module shipped in the package, with hypothesis); pytest -v, pytest."
+	py_src iso8601
+	cmd='/usr/bin/python3 -m pytest -v iso8601'
+	bug flipcmp@sign iso8601/iso8601.py sub '    if sign == "-":\n' $'    if sign != "-":\n'
+	bug wrongconst@microsecond iso8601/iso8601.py sub '\* Decimal\("1000000\.0"\)' '* Decimal("100000.0")' '/usr/bin/python3 -m pytest iso8601'
+	bug wrongmsg@parsedate iso8601/iso8601.py sub 'raise ParseError\(f"Unable to parse date string' 'raise ParseError(f"Could not parse date string'
+	bug removedline@minutes iso8601/iso8601.py sub '\n        minutes = -minutes\n' $'\n'
+	bug attrerr@parsedate iso8601/iso8601.py sub '    try:\n        m = ISO8601_REGEX\.match\(datestring\)\n' $'    None.missing_attribute\n    try:\n        m = ISO8601_REGEX.match(datestring)\n'
+	bug attrerr@fixedoffset iso8601/iso8601.py sub '\) -> datetime\.timezone:\n    return datetime\.timezone\(' $') -> datetime.timezone:\n    None.missing_attribute\n    return datetime.timezone('
+	capture blind3 py iso8601
+}
+
+proj_py_mpmath() {
+	desc="mpmath 1.2.1 from Debian's python3-mpmath (tests shipped in the package; the arithmetic, conversion and printing test files, not the slow special-function ones); pytest."
+	py_src mpmath
+	local t=mpmath/tests/test_
+	cmd="/usr/bin/python3 -m pytest ${t}basic_ops.py ${t}convert.py ${t}division.py ${t}power.py ${t}str.py ${t}bitwise.py ${t}trig.py"
+	bug flipcmp@lt mpmath/libmp/libmpf.py sub '    return mpf_cmp\(s, t\) < 0\n' $'    return mpf_cmp(s, t) > 0\n'
+	bug offbyone@highbit mpmath/libmp/libmpf.py sub '    a = sbc \+ sexp\n' $'    a = sbc + sexp + 1\n'
+	bug wrongconst@dpstoprec mpmath/libmp/libmpf.py sub 'return max\(1, int\(round\(\(int\(n\)\+1\)\*3\.3219280948873626\)\)\)' 'return max(1, int(round((int(n)+1)*3.0)))'
+	bug removedline@subsign mpmath/libmp/libmpf.py sub '\n    tsign \^= _sub\n' $'\n'
+	bug attrerr@neg mpmath/libmp/libmpf.py sub '    operation exactly\."""\n' $'    operation exactly."""\n    None.missing_attribute\n'
+	bug attrerr@abs mpmath/libmp/libmpf.py sub '    exact result\."""\n' $'    exact result."""\n    None.missing_attribute\n'
+	capture blind3 py mpmath
+}
+
+proj_js_complex() {
+	desc="complex.js 2.1.1 from the npm registry (tests shipped in the package); its mocha tests under vitest 3."
+	npm_src complex.js@2.1.1 vitest@3
+	# Its tests are mocha's (describe, it, node's assert): vitest runs them
+	# with its globals on.
+	printf '%s\n' "export default { test: { include: ['tests/*.test.js'], globals: true } };" >"$npm_dir/vitest.config.mjs"
+	cmd='npx vitest run'
+	bug flipcmp@tostring complex.js sub '        if \(b < 0\) \{\n          b = -b;\n          ret \+= "-";' $'        if (b > 0) {\n          b = -b;\n          ret += "-";'
+	bug offbyone@powquadrant complex.js sub "switch \(\(z\['re'\] % 4 \+ 4\) % 4\)" "switch (((z['re'] + 1) % 4 + 4) % 4)"
+	bug wrongconst@i complex.js sub "Complex\['I'\] = new Complex\(0, 1\);" "Complex['I'] = new Complex(0, -1);"
+	bug typeerr@add complex.js after "^    'add': function\(a, b\) \{" '      var missing = null; missing.re = a;'
+	bug typeerr@sub complex.js after "^    'sub': function\(a, b\) \{" '      var missing = null; missing.re = a;'
+	bug syntax@mul complex.js sub "'mul': function\(a, b\) \{" "'mul': function(a, b {"
+	capture blind3 js complex
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
 	go_time go_btree py_colorama py_isodate rust_itoa js_contenttype
-	java_codec java_csv)
+	java_codec java_csv
+	go_ulid go_gobreaker py_iso8601 py_mpmath rust_fnv js_complex)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
