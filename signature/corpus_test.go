@@ -55,7 +55,7 @@ type corpusProject struct {
 // again, each captured after the rules were changed and measured before it
 // was used to tune them. Each is held to the same bar, but for the split
 // pairs of maxSplits.
-var corpusSets = []string{"train", "holdout", "blind", "blind2"}
+var corpusSets = []string{"train", "holdout", "blind", "blind2", "blind3"}
 
 // corpusRuns are the runs of one bug; the first three are required.
 var corpusRuns = []string{"a", "b", "c", "s"}
