@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -30,11 +31,27 @@ const maxSplitRate = 0.05
 // more): blind split 5 of 81 pairs under v2 (6.2%: go-lru's race reports
 // and a random test's callers), 0 under v3; blind2 split 14 of 108 (13.0%)
 // under v3 as first built, 6 (5.6%) once node's spec reporter's totals and
-// races caught in other tests were added. The 6 are go-btree's tests of
-// random permutations, whose messages print other values every run
-// ("insert found item 374", then 9608): different assertion values stay
-// apart, so no rule may merge them.
-var maxSplits = map[string]int{"blind2": 6}
+// races caught in other tests were added; blind3 split 18 of 144 (12.5%)
+// and merged 3 different-bug pairs (numbers of 5 or more digits were
+// masked, as v1 and v2 do: two hash values), 8 (5.6%) once long numbers
+// were kept, hypothesis's search logs dropped and parallel tests that
+// finished before a panic too. What is left are tests of random inputs,
+// whose messages print other values every run (go-btree's permutations,
+// "insert found item 374", then 9608; go-ulid's random entropy; a
+// falsifying example hypothesis found anew in another checkout):
+// different assertion values stay apart, so no rule may merge them.
+var maxSplits = map[string]int{"blind2": 6, "blind3": 8}
+
+// indistinct lists different-bug pairs whose failures print the same text:
+// no signature can tell them apart, so they do not count as merged. The
+// test checks that their outputs differ in numbers only.
+var indistinct = map[string]string{
+	// Skipping the first byte and dropping the line that stores the hash
+	// both leave the hash at its offset basis: the same assertion with
+	// the same values in the same test; the outputs differ in the thread
+	// id, the time and a line number that the removed line moved.
+	"blind3/rust-fnv offbyone@write~removedline@write": "the same assertion, values and test",
+}
 
 // corpusBug is one injected bug of a corpus project.
 type corpusBug struct {
@@ -51,9 +68,9 @@ type corpusProject struct {
 }
 
 // corpusSets are the corpus's sets: train, the projects the rules may be
-// tuned on; holdout, other projects and bugs; blind and blind2, others
-// again, each captured after the rules were changed and measured before it
-// was used to tune them. Each is held to the same bar, but for the split
+// tuned on; holdout, other projects and bugs; blind, blind2 and blind3,
+// others again, each captured after the rules were changed and measured
+// before it was used to tune them. Each is held to the same bar, but for the split
 // pairs of maxSplits.
 var corpusSets = []string{"train", "holdout", "blind", "blind2", "blind3"}
 
@@ -339,6 +356,13 @@ func TestCorpus(t *testing.T) {
 					set, 100*r, def.same[""].of(false), def.same[""].pairs, 100*maxSplitRate)
 			}
 			for _, m := range def.merges {
+				if why, ok := indistinct[set+"/"+m]; ok {
+					if !sameButNumbers(ps, m) {
+						t.Errorf("%s: %s is listed as printing the same text (%s), but the outputs differ in more than numbers", set, m, why)
+					}
+					t.Logf("%s: different bugs with one signature, whose outputs differ in numbers only (%s): %s", set, why, m)
+					continue
+				}
 				t.Errorf("%s: different bugs merged: %s", set, m)
 			}
 			if c := def.sameErr[""]; c != nil {
@@ -369,3 +393,25 @@ func TestCorpusCheckouts(t *testing.T) {
 		}
 	}
 }
+
+// sameButNumbers reports whether the first runs of the two bugs of a
+// different-bug pair ("project bug1~bug2") print the same text but for
+// their digits.
+func sameButNumbers(ps []*corpusProject, pair string) bool {
+	name, bugs, _ := strings.Cut(pair, " ")
+	b1, b2, _ := strings.Cut(bugs, "~")
+	var outs []string
+	for _, p := range ps {
+		if p.name != name {
+			continue
+		}
+		for _, b := range p.bugs {
+			if b.name == b1 || b.name == b2 {
+				outs = append(outs, digits.ReplaceAllString(string(b.out["a"]), "0"))
+			}
+		}
+	}
+	return len(outs) == 2 && outs[0] == outs[1]
+}
+
+var digits = regexp.MustCompile(`[0-9]+`)

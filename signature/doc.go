@@ -210,6 +210,17 @@
 //     innermost one in the workspace and from the outermost one in the
 //     workspace (usually the test) on; the frames between, the path the
 //     program took (a random test's operations, another caller), go.
+//   - Words of 5 or more decimal digits are kept (V1 and V2 make them
+//     <n>): they are values, such as the hashes a test compares, and
+//     tell failures apart. One that reads as a Unix time of the years 2017
+//     to 2042 in seconds, milliseconds, microseconds or nanoseconds (10,
+//     13, 16 or 19 digits) becomes <ts>.
+//   - When a go test binary panics, go -v's blocks of parallel tests ("===
+//     PAUSE name" was read for them or the test they are part of) go:
+//     which of them finished before the panic is timing.
+//   - A pytest failure that holds hypothesis's "Falsifying example:" loses
+//     its captured output sections ("--- Captured stdout call ---" on):
+//     they log the random search; the example found tells the failure.
 //   - node --test's spec reporter: "✖ test (1.2ms)" starts a block of
 //     the lines indented deeper (its error); the totals ("ℹ tests 98",
 //     "ℹ pass 68", "ℹ duration_ms 253.4", …) are dropped.

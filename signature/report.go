@@ -74,6 +74,11 @@ type report struct {
 	last  int             // where the last line in tail starts
 	races map[string]bool // the functions race reports name
 	raced bool            // a race report was read
+	// captured is where a pytest block's first captured-output section
+	// starts, plus one; 0: none.
+	captured int
+	// paused holds go -v's parallel tests ("=== PAUSE name").
+	paused map[string]bool
 }
 
 // blanks returns line with its no-break spaces (U+00A0) as spaces: some
@@ -294,13 +299,19 @@ func (r *report) end() {
 		r.addRace(r.cur)
 		r.raced = true
 	case r.kind != kNone && r.kind != kPass && r.kind != kPyDrop && r.kind != kTest:
+		if r.captured > 0 && bytes.Contains(r.cur[:r.captured-1], []byte("Falsifying example:")) {
+			// A property-based test (hypothesis): what it printed is the
+			// log of a random search; the example it found tells the
+			// failure.
+			r.cur = r.cur[:r.captured-1]
+		}
 		if len(r.tail) > 0 {
 			r.cur = appendCapped(r.cur, bytes.TrimSuffix(r.tail, []byte{'\n'}))
 		}
 		r.keep(r.cur)
 	}
 	r.kind, r.cur, r.frame, r.build, r.stack = kNone, r.cur[:0], false, false, false
-	r.inner, r.tail = false, r.tail[:0]
+	r.inner, r.tail, r.captured = false, r.tail[:0], 0
 }
 
 // start begins a block whose first line is t.
@@ -415,7 +426,7 @@ func (r *report) finish() [][]byte {
 		}
 		r.keep(b)
 	}
-	r.races, r.raced = nil, false
+	r.races = nil
 	for _, b := range r.tests {
 		r.keep(b) // the order does not matter: keep's choice does not depend on it
 	}
@@ -428,6 +439,9 @@ func (r *report) finish() [][]byte {
 		if r.panicked && bytes.HasPrefix(k.b, []byte("--- FAIL: ")) && bytes.IndexByte(k.b, '\n') == len(k.b)-1 {
 			continue
 		}
+		if r.panicked && r.parallel(k.b) {
+			continue
+		}
 		if raced && raceTest(k.b) {
 			continue
 		}
@@ -435,6 +449,7 @@ func (r *report) finish() [][]byte {
 	}
 	slices.SortFunc(bs, bytes.Compare)
 	r.blocks, r.size, r.cut = nil, 0, nil
+	r.raced, r.paused = false, nil
 	return bs
 }
 
@@ -546,6 +561,12 @@ func (r *report) act(act, kind int, t, raw []byte, indent int) (bool, []byte) {
 	case aTest:
 		r.end()
 		r.kind, r.indent = kTest, indent
+		if r.v3 && hasWord(t, "=== PAUSE ") && len(r.paused) < maxTests {
+			if r.paused == nil {
+				r.paused = map[string]bool{}
+			}
+			r.paused[string(testName(t))] = true
+		}
 		if name := testName(t); !bytes.Equal(name, r.testName) {
 			r.testPiece()
 			r.testName = append(r.testName[:0], name...)
@@ -605,6 +626,10 @@ func (r *report) body(t, raw []byte) {
 	case kTest:
 		r.testLine(t)
 		return
+	case kPytest:
+		if r.v3 && r.captured == 0 && t[0] == '-' && bytes.Contains(t, []byte(" Captured ")) {
+			r.captured = len(r.cur) + 1
+		}
 	case kBlank, kRace:
 		if r.build {
 			if keepBuildLines {
@@ -1264,4 +1289,34 @@ func (r *report) cutRepr(t []byte) []byte {
 		tail = tail[e:]
 	}
 	return slices.Concat(head[:p], []byte(phRoot+"..."), tail)
+}
+
+// parallel reports whether a block is a go -v test's that ran in parallel
+// ("=== PAUSE name" was read for it or the test it is part of), rules V3.
+// When a test binary panics, which parallel tests finished before it, and
+// what they printed, is timing; the panic and its stack tell the failure.
+func (r *report) parallel(b []byte) bool {
+	if len(r.paused) == 0 {
+		return false
+	}
+	line := b[:bytes.IndexByte(b, '\n')]
+	var name []byte
+	switch {
+	case bytes.HasPrefix(line, []byte("--- FAIL: ")):
+		name = testName(line)
+	case bytes.HasPrefix(line, []byte("=== ")):
+		name = line[len("=== "):]
+	default:
+		return false
+	}
+	for {
+		if r.paused[string(name)] {
+			return true
+		}
+		k := bytes.LastIndexByte(name, '/')
+		if k < 0 {
+			return false
+		}
+		name = name[:k]
+	}
 }
