@@ -214,7 +214,11 @@
 //     <n>): they are values, such as the hashes a test compares, and
 //     tell failures apart. One that reads as a Unix time of the years 2017
 //     to 2042 in seconds, milliseconds, microseconds or nanoseconds (10,
-//     13, 16 or 19 digits) becomes <ts>.
+//     13, 16 or 19 digits) or as a date of this century without
+//     separators (20261122, 202611221015, 20261122101500) becomes <ts>,
+//     and one after the word "seed"
+//     ("--randomly-seed=3423432", "Seed: -1803383003", "@seed(…)")
+//     becomes <n>: a run chooses its seed anew.
 //   - When a go test binary panics, go -v's blocks of parallel tests ("===
 //     PAUSE name" was read for them or the test they are part of) go:
 //     which of them finished before the panic is timing.

@@ -334,8 +334,12 @@ func TestReportRulesV3(t *testing.T) {
 			"=== RUN   TestA\n=== PAUSE TestA\n=== RUN   TestB\n    b_test.go:3: serial\n--- FAIL: TestB (0.00s)\n=== CONT  TestA\n    a_test.go:3: parallel\n--- FAIL: TestA (0.00s)\n=== RUN   TestC\n--- FAIL: TestC (0.00s)\npanic: boom [recovered]\n",
 			"panic: boom [recovered]\n\n=== TestB\nb_test.go:<line>: serial\n"},
 		{"long numbers are values, Unix times are not",
-			"left: 16388950234918537544\nright: 12638187200555641996\nseed 1764012345 at 1764012345678901234\n0.30000000000000004\n",
-			"left: 16388950234918537544\nright: 12638187200555641996\nseed <ts> at <ts>\n0.30000000000000004\n"},
+			"left: 16388950234918537544\nright: 12638187200555641996\nstarted 1764012345 at 1764012345678901234\n0.30000000000000004\n" +
+				"Using --randomly-seed=3423432\nSeed: -1803383003\n@seed(340282366920938463463374607431768211455)\nseeds 12345\n" +
+				"app-20261122.log 20261122101500 20261340\n",
+			"left: 16388950234918537544\nright: 12638187200555641996\nstarted <ts> at <ts>\n0.30000000000000004\n" +
+				"Using --randomly-seed=<n>\nSeed: -<n>\n@seed(<n>)\nseeds 12345\n" +
+				"app-<ts>.log <ts> 20261340\n"},
 		{"a cut repr of no workspace path stays",
 			"___ test_x ___\nx = 'aaaa...zzzz'\n", "___ test_x ___\nx = 'aaaa...zzzz'\n"},
 	} {

@@ -376,7 +376,9 @@ func numeric(b []byte, i, j int, f uint8, prev byte, v3 bool) (start, end int, p
 			case w < 5:
 			case !v3:
 				return i, j, phN
-			case unixTime(b[i:j]):
+			case seedBefore(b[:i]):
+				return i, j, phN
+			case unixTime(b[i:j]) || compactDate(b[i:j]):
 				return i, j, phTS
 			}
 			return 0, 0, ""
@@ -988,6 +990,37 @@ func stripANSI(dst, b []byte) []byte {
 		}
 		b = b[j:]
 	}
+}
+
+// seedBefore reports whether b ends in the word "seed" and what separates
+// a value from it ("seed 123456", "--randomly-seed=123456", "Seed:
+// -123456", "@seed(123456"), in any case (rules V3): the seed of a random
+// order or random inputs, which a run chooses anew.
+func seedBefore(b []byte) bool {
+	k := len(b)
+	for k > 0 && (b[k-1] == ' ' || b[k-1] == '=' || b[k-1] == ':' || b[k-1] == '(' || b[k-1] == '-') {
+		k--
+	}
+	if k == len(b) || k < 4 {
+		return false
+	}
+	return bytes.EqualFold(b[k-4:k], []byte("seed"))
+}
+
+// compactDate reports whether the digits d read as a date of this
+// century written without separators, with or without its time:
+// YYYYMMDD, YYYYMMDDhhmm or YYYYMMDDhhmmss (rules V3).
+func compactDate(d []byte) bool {
+	switch len(d) {
+	case 8, 12, 14:
+	default:
+		return false
+	}
+	num := func(k int) int { return int(d[k]-'0')*10 + int(d[k+1]-'0') }
+	if d[0] != '2' || d[1] != '0' || num(4) < 1 || num(4) > 12 || num(6) < 1 || num(6) > 31 {
+		return false
+	}
+	return len(d) == 8 || num(8) < 24 && num(10) < 60 && (len(d) == 12 || num(12) < 60)
 }
 
 // unixTime reports whether the digits d read as a Unix time of the years
