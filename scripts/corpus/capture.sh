@@ -811,12 +811,41 @@ proj_js_complex() {
 	capture blind3 js complex
 }
 
+# blind4: eight more projects and bugs, none of them in another set,
+# captured after the rules were changed again and never used to tune them.
+
+proj_go_semver() {
+	desc="github.com/Masterminds/semver/v3 v3.2.1 from the Go module proxy; go test, -v, -json."
+	go_src github.com/Masterminds/semver/v3@v3.2.1
+	cmd='go test ./...'
+	bug flipcmp@comparesegment version.go sub '\tif v < o \{\n\t\treturn -1\n' $'\tif v > o {\n\t\treturn -1\n'
+	bug offbyone@incpatch version.go sub 'vNext\.patch = v\.patch \+ 1' 'vNext.patch = v.patch + 2' 'go test -v ./...'
+	bug nilderef@compare version.go after '^func \(v \*Version\) Compare\(o \*Version\) int \{' $'\to = nil' 'go test -json ./...'
+	bug nilderef@caret constraints.go after '^func constraintCaret\(v \*Version, c \*constraint\) \(bool, error\) \{' $'\tc = nil'
+	bug wrongmsg@gte constraints.go sub '"%s is less than %s", v, c\.orig\)\n\}\n\nfunc constraintLessThanEqual' $'"%s is lower than %s", v, c.orig)\n}\n\nfunc constraintLessThanEqual' 'go test -v ./...'
+	bug syntax@string version.go sub 'fmt\.Fprintf\(&buf, "%d\.%d\.%d", v\.major, v\.minor, v\.patch\)' 'fmt.Fprintf(&buf, "%d.%d.%d", v.major, v.minor, v.patch'
+	capture blind4 go semver
+}
+
+proj_go_clock() {
+	desc="github.com/benbjohnson/clock v1.3.5 from the Go module proxy; go test, -race, -v, -json."
+	go_src github.com/benbjohnson/clock@v1.3.5
+	cmd='go test ./...'
+	bug race@afterfunc clock.go sub '(\) AfterFunc\(d time\.Duration, f func\(\)\) \*Timer \{\n)\tm\.mu\.Lock\(\)\n\tdefer m\.mu\.Unlock\(\)\n' $') AfterFunc(d time.Duration, f func()) *Timer {\n' 'go test -race ./...'
+	bug removedline@addnow clock.go sub '\tm\.now = t\n\tm\.mu\.Unlock\(\)\n' $'\tm.mu.Unlock()\n' 'go test -v ./...'
+	bug nilderef@timer clock.go after '^func \(m \*Mock\) Timer\(d time\.Duration\) \*Timer \{' $'\tm = nil' 'go test -json ./...'
+	bug nilderef@ticker clock.go after '^func \(m \*Mock\) Ticker\(d time\.Duration\) \*Ticker \{' $'\tm = nil'
+	bug wrongconst@epoch clock.go sub 'return &Mock\{now: time\.Unix\(0, 0\)\}' 'return &Mock{now: time.Unix(1, 0)}'
+	capture blind4 go clock
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
 	go_time go_btree py_colorama py_isodate rust_itoa js_contenttype
 	java_codec java_csv
-	go_ulid go_gobreaker py_iso8601 py_mpmath rust_fnv js_complex)
+	go_ulid go_gobreaker py_iso8601 py_mpmath rust_fnv js_complex
+	go_semver go_clock)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
