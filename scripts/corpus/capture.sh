@@ -839,13 +839,46 @@ proj_go_clock() {
 	capture blind4 go clock
 }
 
+proj_py_networkx() {
+	desc="networkx 2.8.8 from Debian's python3-networkx (tests shipped in the package; the shortest-path, traversal and components tests); pytest, -v."
+	py_src networkx
+	local t=networkx/algorithms
+	cmd="/usr/bin/python3 -m pytest $t/shortest_paths/tests $t/traversal/tests $t/components/tests"
+	local sp=$t/shortest_paths
+	bug flipcmp@dijkstrafringe $sp/weighted.py sub 'elif u not in seen or vu_dist < seen\[u\]:' 'elif u not in seen or vu_dist > seen[u]:'
+	bug offbyone@depthlimit $t/traversal/breadth_first_search.py sub '                if depth_now > 1:' '                if depth_now > 2:' "/usr/bin/python3 -m pytest -v $t/shortest_paths/tests $t/traversal/tests $t/components/tests"
+	bug removedline@dijkstradist $sp/weighted.py sub '            continue  # already searched this node\.\n        dist\[v\] = d\n' $'            continue  # already searched this node.\n'
+	bug attrerr@dijkstralength $sp/weighted.py sub '    if source not in G:\n        raise nx\.NodeNotFound\(f"Node \{source\} not found in graph"\)\n    if source == target:\n        return 0\n' $'    None.missing_attribute\n    if source not in G:\n        raise nx.NodeNotFound(f"Node {source} not found in graph")\n    if source == target:\n        return 0\n'
+	bug attrerr@bidirectional $sp/unweighted.py sub '    # call helper to do the real work\n' $'    None.missing_attribute\n    # call helper to do the real work\n'
+	bug syntax@bfs $t/traversal/breadth_first_search.py sub '    visited = \{source\}\n    if depth_limit is None:' $'    visited = {source\n    if depth_limit is None:'
+	capture blind4 py networkx
+}
+
+proj_py_pyflakes() {
+	desc="pyflakes 2.5.0 from Debian's python3-pyflakes (tests shipped in the package, with the bin/pyflakes script of its source tree, which its integration tests run); unittest."
+	py_src pyflakes
+	eval "pyflakes_pkg_src() $(declare -f src | tail -n +2)"
+	src() {
+		pyflakes_pkg_src "$1"
+		mkdir -p "$1/bin"
+		printf '#!/usr/bin/env python\nfrom pyflakes.scripts.pyflakes import main\nmain()\n' >"$1/bin/pyflakes"
+	}
+	cmd='/usr/bin/python3 -m unittest discover -s pyflakes/test -t .'
+	bug flipcmp@iftuple pyflakes/checker.py sub 'node\.test\.elts != \[\]:\n            self\.report\(messages\.IfTuple' $'node.test.elts == []:\n            self.report(messages.IfTuple'
+	bug wrongmsg@unusedimport pyflakes/messages.py sub "message = '%r imported but unused'" "message = '%r imported and never used'"
+	bug attrerr@compare pyflakes/checker.py after '^    def COMPARE\(self, node\):' '        None.missing_attribute'
+	bug attrerr@joinedstr pyflakes/checker.py after '^    def JOINEDSTR\(self, node\):' '        None.missing_attribute'
+	bug removedline@ifchildren pyflakes/checker.py sub '            self\.report\(messages\.IfTuple, node\)\n        self\.handleChildren\(node\)\n' $'            self.report(messages.IfTuple, node)\n'
+	capture blind4 py pyflakes
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
 	go_time go_btree py_colorama py_isodate rust_itoa js_contenttype
 	java_codec java_csv
 	go_ulid go_gobreaker py_iso8601 py_mpmath rust_fnv js_complex
-	go_semver go_clock)
+	go_semver go_clock py_networkx py_pyflakes)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
