@@ -872,13 +872,27 @@ proj_py_pyflakes() {
 	capture blind4 py pyflakes
 }
 
+proj_rust_shlex() {
+	desc="shlex 1.1.0 from Debian's librust-shlex-dev; cargo test, offline."
+	rust_src shlex-1.1.0
+	cmd='cargo test'
+	bug flipcmp@nextchar src/lib.rs sub "if res == Some\('\\\\n' as u8\) \{ self\.line_no \+= 1; \}" "if res != Some('\\n' as u8) { self.line_no += 1; }"
+	bug offbyone@lineno src/lib.rs sub '            line_no: 1,' '            line_no: 0,'
+	bug wrongconst@quotechar src/lib.rs sub "        out\.push\('\"' as u8\);\n        for c in" $'        out.push(\'\\\'\' as u8);\n        for c in' 'cargo test -q'
+	bug unwrapnone@split src/lib.rs after '^pub fn split\(in_str: &str\) -> Option<Vec<String>> \{' '    let _ = in_str.bytes().nth(in_str.len()).unwrap();'
+	bug unwrapnone@quote src/lib.rs after '^pub fn quote\(in_str: &str\) -> Cow<str> \{' '    let _ = in_str.bytes().nth(in_str.len()).unwrap();'
+	bug typeerr@join src/lib.rs sub '\.join\(" "\)' ".join(' ')"
+	bug removedline@escape src/lib.rs sub "                '\\$' \| '\`' \| '\"' \| '\\\\\\\\' => out\.push\('\\\\\\\\' as u8\),\n" ''
+	capture blind4 rust shlex
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
 	go_time go_btree py_colorama py_isodate rust_itoa js_contenttype
 	java_codec java_csv
 	go_ulid go_gobreaker py_iso8601 py_mpmath rust_fnv js_complex
-	go_semver go_clock py_networkx py_pyflakes)
+	go_semver go_clock py_networkx py_pyflakes rust_shlex)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
