@@ -886,13 +886,41 @@ proj_rust_shlex() {
 	capture blind4 rust shlex
 }
 
+proj_js_quaternion() {
+	desc="quaternion 1.5.1 from the npm registry (tests shipped in the package); its mocha tests (describe, it, node's assert) under jest 29."
+	npm_src quaternion@1.5.1 jest@29
+	cmd='npx jest --ci'
+	bug flipcmp@equals quaternion.js sub "      return Math\.abs\(P\['w'\] - this\['w'\]\) < eps" "      return Math.abs(P['w'] - this['w']) > eps"
+	bug wrongconst@rotatevector quaternion.js sub 'var tx = 2 \* \(qy \* vz - qz \* vy\);' 'var tx = 3 * (qy * vz - qz * vy);'
+	bug nullref@add quaternion.js sub "(    'add': function\(w, x, y, z\) \{\n\n)      parse\(P, w, x, y, z\);" $'    \'add\': function(w, x, y, z) {\n\n      parse(null, w, x, y, z);'
+	bug nullref@mul quaternion.js sub "(    'mul': function\(w, x, y, z\) \{\n\n)      parse\(P, w, x, y, z\);" $'    \'mul\': function(w, x, y, z) {\n\n      parse(null, w, x, y, z);' 'npx jest --ci --verbose'
+	bug removedline@tostringk quaternion.js sub "      ret \+= numToStr\(z, 'k', ret\);\n" ''
+	bug syntax@tostring quaternion.js sub "      if \('' === ret\)\n" $'      if (\'\' === ret\n'
+	capture blind4 js quaternion
+}
+
+proj_js_fastifyerror() {
+	desc="@fastify/error 4.2.0 from the npm registry (tests shipped in the package); node 20's own test runner, node --test, its TAP and spec reporters."
+	npm_src @fastify/error@4.2.0
+	cmd='node --test'
+	local spec='node --test --test-reporter=spec'
+	bug flipcmp@generic index.js sub 'const shouldCreateFastifyGenericError = code === FastifyGenericErrorSymbol' 'const shouldCreateFastifyGenericError = code !== FastifyGenericErrorSymbol'
+	bug offbyone@lastelement index.js sub 'const lastElement = args\.length - 1' 'const lastElement = args.length - 2' "$spec"
+	bug wrongmsg@emptycode index.js sub "throw new Error\('Fastify error code must not be empty'\)" "throw new Error('Fastify error code must be set')"
+	bug wrongconst@statuscode index.js sub 'function createError \(code, message, statusCode = 500,' 'function createError (code, message, statusCode = 400,'
+	bug removedline@tostring index.js sub '  FastifyError\.prototype\.toString = toString\n' '' "$spec"
+	bug removedline@name index.js sub "    this\.name = 'FastifyError'\n" ''
+	capture blind4 js fastifyerror
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
 	go_time go_btree py_colorama py_isodate rust_itoa js_contenttype
 	java_codec java_csv
 	go_ulid go_gobreaker py_iso8601 py_mpmath rust_fnv js_complex
-	go_semver go_clock py_networkx py_pyflakes rust_shlex)
+	go_semver go_clock py_networkx py_pyflakes rust_shlex
+	js_quaternion js_fastifyerror)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
