@@ -913,6 +913,23 @@ proj_js_fastifyerror() {
 	capture blind4 js fastifyerror
 }
 
+proj_java_jsonsimple() {
+	desc="json-simple 2.3.0 from Debian's json-simple source package; compiled with javac 17 and run with JUnit 4's JUnitCore runner (junit4, with hamcrest-core from Debian), every test class."
+	java_deb_src json-simple
+	local cp=/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar
+	local build="rm -rf build && javac -nowarn -d build/main \$(find src/main/java -name '*.java') && javac -nowarn -d build/test -cp build/main:$cp \$(find src/test/java -name '*.java')"
+	local t=org.json.simple
+	cmd="$build && java -cp build/main:build/test:$cp org.junit.runner.JUnitCore $t.JSONArrayTest $t.JSONValueTest $t.JsonArrayTest $t.JsonObjectTest $t.JsonerTest $t.YylexTest $t.parser.JSONParserTest $t.parser.YylexTest"
+	local main=src/main/java/org/json/simple
+	bug flipcmp@requirekeys $main/JsonObject.java sub '\t\t\tif\(!this\.containsKey\(k\.getKey\(\)\)\)\{' $'\t\t\tif(this.containsKey(k.getKey())){'
+	bug offbyone@prettyclose $main/Jsoner.java sub '\t\t\t\t\t\tlevel--;\n\t\t\t\t\t\tfor\(int i = 0; i < level; i\+\+\)\{' $'\t\t\t\t\t\tlevel--;\n\t\t\t\t\t\tfor(int i = 0; i <= level; i++){'
+	bug nullref@escape $main/Jsoner.java sub '(public static String escape\(final String escapable\)\{\n)\t\tfinal StringBuilder builder = new StringBuilder\(\);' $'public static String escape(final String escapable){\n\t\tfinal StringBuilder builder = null;'
+	bug nullref@prettyprint $main/Jsoner.java sub '\t\tfinal StringBuilder returnable = new StringBuilder\(\);\n\t\tint level = 0;' $'\t\tfinal StringBuilder returnable = null;\n\t\tint level = 0;'
+	bug nosymbol@prettyescape $main/Jsoner.java sub 'returnable\.append\(Jsoner\.escape\(\(String\)lexed\.getValue\(\)\)\);' 'returnable.append(Jsoner.escapes((String)lexed.getValue()));'
+	bug removedline@prettyopen $main/Jsoner.java sub '\t\t\t\t\t\treturnable\.append\("\\n"\);\n\t\t\t\t\t\tlevel\+\+;\n' $'\t\t\t\t\t\treturnable.append("\\n");\n'
+	capture blind4 java jsonsimple
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
@@ -920,7 +937,7 @@ all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse
 	java_codec java_csv
 	go_ulid go_gobreaker py_iso8601 py_mpmath rust_fnv js_complex
 	go_semver go_clock py_networkx py_pyflakes rust_shlex
-	js_quaternion js_fastifyerror)
+	js_quaternion js_fastifyerror java_jsonsimple)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
