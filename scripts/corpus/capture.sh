@@ -811,12 +811,133 @@ proj_js_complex() {
 	capture blind3 js complex
 }
 
+# blind4: eight more projects and bugs, none of them in another set,
+# captured after the rules were changed again and never used to tune them.
+
+proj_go_semver() {
+	desc="github.com/Masterminds/semver/v3 v3.2.1 from the Go module proxy; go test, -v, -json."
+	go_src github.com/Masterminds/semver/v3@v3.2.1
+	cmd='go test ./...'
+	bug flipcmp@comparesegment version.go sub '\tif v < o \{\n\t\treturn -1\n' $'\tif v > o {\n\t\treturn -1\n'
+	bug offbyone@incpatch version.go sub 'vNext\.patch = v\.patch \+ 1' 'vNext.patch = v.patch + 2' 'go test -v ./...'
+	bug nilderef@compare version.go after '^func \(v \*Version\) Compare\(o \*Version\) int \{' $'\to = nil' 'go test -json ./...'
+	bug nilderef@caret constraints.go after '^func constraintCaret\(v \*Version, c \*constraint\) \(bool, error\) \{' $'\tc = nil'
+	bug wrongmsg@gte constraints.go sub '"%s is less than %s", v, c\.orig\)\n\}\n\nfunc constraintLessThanEqual' $'"%s is lower than %s", v, c.orig)\n}\n\nfunc constraintLessThanEqual' 'go test -v ./...'
+	bug syntax@string version.go sub 'fmt\.Fprintf\(&buf, "%d\.%d\.%d", v\.major, v\.minor, v\.patch\)' 'fmt.Fprintf(&buf, "%d.%d.%d", v.major, v.minor, v.patch'
+	capture blind4 go semver
+}
+
+proj_go_clock() {
+	desc="github.com/benbjohnson/clock v1.3.5 from the Go module proxy; go test, -race, -v, -json."
+	go_src github.com/benbjohnson/clock@v1.3.5
+	cmd='go test ./...'
+	bug race@afterfunc clock.go sub '(\) AfterFunc\(d time\.Duration, f func\(\)\) \*Timer \{\n)\tm\.mu\.Lock\(\)\n\tdefer m\.mu\.Unlock\(\)\n' $') AfterFunc(d time.Duration, f func()) *Timer {\n' 'go test -race ./...'
+	bug removedline@addnow clock.go sub '\tm\.now = t\n\tm\.mu\.Unlock\(\)\n' $'\tm.mu.Unlock()\n' 'go test -v ./...'
+	bug nilderef@timer clock.go after '^func \(m \*Mock\) Timer\(d time\.Duration\) \*Timer \{' $'\tm = nil' 'go test -json ./...'
+	bug nilderef@ticker clock.go after '^func \(m \*Mock\) Ticker\(d time\.Duration\) \*Ticker \{' $'\tm = nil'
+	bug wrongconst@epoch clock.go sub 'return &Mock\{now: time\.Unix\(0, 0\)\}' 'return &Mock{now: time.Unix(1, 0)}'
+	capture blind4 go clock
+}
+
+proj_py_networkx() {
+	desc="networkx 2.8.8 from Debian's python3-networkx (tests shipped in the package; the shortest-path, traversal and components tests); pytest, -v."
+	py_src networkx
+	local t=networkx/algorithms
+	cmd="/usr/bin/python3 -m pytest $t/shortest_paths/tests $t/traversal/tests $t/components/tests"
+	local sp=$t/shortest_paths
+	bug flipcmp@dijkstrafringe $sp/weighted.py sub 'elif u not in seen or vu_dist < seen\[u\]:' 'elif u not in seen or vu_dist > seen[u]:'
+	bug offbyone@depthlimit $t/traversal/breadth_first_search.py sub '                if depth_now > 1:' '                if depth_now > 2:' "/usr/bin/python3 -m pytest -v $t/shortest_paths/tests $t/traversal/tests $t/components/tests"
+	bug removedline@dijkstradist $sp/weighted.py sub '            continue  # already searched this node\.\n        dist\[v\] = d\n' $'            continue  # already searched this node.\n'
+	bug attrerr@dijkstralength $sp/weighted.py sub '    if source not in G:\n        raise nx\.NodeNotFound\(f"Node \{source\} not found in graph"\)\n    if source == target:\n        return 0\n' $'    None.missing_attribute\n    if source not in G:\n        raise nx.NodeNotFound(f"Node {source} not found in graph")\n    if source == target:\n        return 0\n'
+	bug attrerr@bidirectional $sp/unweighted.py sub '    # call helper to do the real work\n' $'    None.missing_attribute\n    # call helper to do the real work\n'
+	bug syntax@bfs $t/traversal/breadth_first_search.py sub '    visited = \{source\}\n    if depth_limit is None:' $'    visited = {source\n    if depth_limit is None:'
+	capture blind4 py networkx
+}
+
+proj_py_pyflakes() {
+	desc="pyflakes 2.5.0 from Debian's python3-pyflakes (tests shipped in the package, with the bin/pyflakes script of its source tree, which its integration tests run); unittest."
+	py_src pyflakes
+	eval "pyflakes_pkg_src() $(declare -f src | tail -n +2)"
+	src() {
+		pyflakes_pkg_src "$1"
+		mkdir -p "$1/bin"
+		printf '#!/usr/bin/env python\nfrom pyflakes.scripts.pyflakes import main\nmain()\n' >"$1/bin/pyflakes"
+	}
+	cmd='/usr/bin/python3 -m unittest discover -s pyflakes/test -t .'
+	bug flipcmp@iftuple pyflakes/checker.py sub 'node\.test\.elts != \[\]:\n            self\.report\(messages\.IfTuple' $'node.test.elts == []:\n            self.report(messages.IfTuple'
+	bug wrongmsg@unusedimport pyflakes/messages.py sub "message = '%r imported but unused'" "message = '%r imported and never used'"
+	bug attrerr@compare pyflakes/checker.py after '^    def COMPARE\(self, node\):' '        None.missing_attribute'
+	bug attrerr@joinedstr pyflakes/checker.py after '^    def JOINEDSTR\(self, node\):' '        None.missing_attribute'
+	bug removedline@ifchildren pyflakes/checker.py sub '            self\.report\(messages\.IfTuple, node\)\n        self\.handleChildren\(node\)\n' $'            self.report(messages.IfTuple, node)\n'
+	capture blind4 py pyflakes
+}
+
+proj_rust_shlex() {
+	desc="shlex 1.1.0 from Debian's librust-shlex-dev; cargo test, offline."
+	rust_src shlex-1.1.0
+	cmd='cargo test'
+	bug flipcmp@nextchar src/lib.rs sub "if res == Some\('\\\\n' as u8\) \{ self\.line_no \+= 1; \}" "if res != Some('\\n' as u8) { self.line_no += 1; }"
+	bug offbyone@lineno src/lib.rs sub '            line_no: 1,' '            line_no: 0,'
+	bug wrongconst@quotechar src/lib.rs sub "        out\.push\('\"' as u8\);\n        for c in" $'        out.push(\'\\\'\' as u8);\n        for c in' 'cargo test -q'
+	bug unwrapnone@split src/lib.rs after '^pub fn split\(in_str: &str\) -> Option<Vec<String>> \{' '    let _ = in_str.bytes().nth(in_str.len()).unwrap();'
+	bug unwrapnone@quote src/lib.rs after '^pub fn quote\(in_str: &str\) -> Cow<str> \{' '    let _ = in_str.bytes().nth(in_str.len()).unwrap();'
+	bug typeerr@join src/lib.rs sub '\.join\(" "\)' ".join(' ')"
+	bug removedline@escape src/lib.rs sub "                '\\$' \| '\`' \| '\"' \| '\\\\\\\\' => out\.push\('\\\\\\\\' as u8\),\n" ''
+	capture blind4 rust shlex
+}
+
+proj_js_quaternion() {
+	desc="quaternion 1.5.1 from the npm registry (tests shipped in the package); its mocha tests (describe, it, node's assert) under jest 29."
+	npm_src quaternion@1.5.1 jest@29
+	cmd='npx jest --ci'
+	bug flipcmp@equals quaternion.js sub "      return Math\.abs\(P\['w'\] - this\['w'\]\) < eps" "      return Math.abs(P['w'] - this['w']) > eps"
+	bug wrongconst@rotatevector quaternion.js sub 'var tx = 2 \* \(qy \* vz - qz \* vy\);' 'var tx = 3 * (qy * vz - qz * vy);'
+	bug nullref@add quaternion.js sub "(    'add': function\(w, x, y, z\) \{\n\n)      parse\(P, w, x, y, z\);" $'    \'add\': function(w, x, y, z) {\n\n      parse(null, w, x, y, z);'
+	bug nullref@mul quaternion.js sub "(    'mul': function\(w, x, y, z\) \{\n\n)      parse\(P, w, x, y, z\);" $'    \'mul\': function(w, x, y, z) {\n\n      parse(null, w, x, y, z);' 'npx jest --ci --verbose'
+	bug removedline@tostringk quaternion.js sub "      ret \+= numToStr\(z, 'k', ret\);\n" ''
+	bug syntax@tostring quaternion.js sub "      if \('' === ret\)\n" $'      if (\'\' === ret\n'
+	capture blind4 js quaternion
+}
+
+proj_js_fastifyerror() {
+	desc="@fastify/error 4.2.0 from the npm registry (tests shipped in the package); node 20's own test runner, node --test, its TAP and spec reporters."
+	npm_src @fastify/error@4.2.0
+	cmd='node --test'
+	local spec='node --test --test-reporter=spec'
+	bug flipcmp@generic index.js sub 'const shouldCreateFastifyGenericError = code === FastifyGenericErrorSymbol' 'const shouldCreateFastifyGenericError = code !== FastifyGenericErrorSymbol'
+	bug offbyone@lastelement index.js sub 'const lastElement = args\.length - 1' 'const lastElement = args.length - 2' "$spec"
+	bug wrongmsg@emptycode index.js sub "throw new Error\('Fastify error code must not be empty'\)" "throw new Error('Fastify error code must be set')"
+	bug wrongconst@statuscode index.js sub 'function createError \(code, message, statusCode = 500,' 'function createError (code, message, statusCode = 400,'
+	bug removedline@tostring index.js sub '  FastifyError\.prototype\.toString = toString\n' '' "$spec"
+	bug removedline@name index.js sub "    this\.name = 'FastifyError'\n" ''
+	capture blind4 js fastifyerror
+}
+
+proj_java_jsonsimple() {
+	desc="json-simple 2.3.0 from Debian's json-simple source package; compiled with javac 17 and run with JUnit 4's JUnitCore runner (junit4, with hamcrest-core from Debian), every test class."
+	java_deb_src json-simple
+	local cp=/usr/share/java/junit4.jar:/usr/share/java/hamcrest-core.jar
+	local build="rm -rf build && javac -nowarn -d build/main \$(find src/main/java -name '*.java') && javac -nowarn -d build/test -cp build/main:$cp \$(find src/test/java -name '*.java')"
+	local t=org.json.simple
+	cmd="$build && java -cp build/main:build/test:$cp org.junit.runner.JUnitCore $t.JSONArrayTest $t.JSONValueTest $t.JsonArrayTest $t.JsonObjectTest $t.JsonerTest $t.YylexTest $t.parser.JSONParserTest $t.parser.YylexTest"
+	local main=src/main/java/org/json/simple
+	bug flipcmp@requirekeys $main/JsonObject.java sub '\t\t\tif\(!this\.containsKey\(k\.getKey\(\)\)\)\{' $'\t\t\tif(this.containsKey(k.getKey())){'
+	bug offbyone@prettyclose $main/Jsoner.java sub '\t\t\t\t\t\tlevel--;\n\t\t\t\t\t\tfor\(int i = 0; i < level; i\+\+\)\{' $'\t\t\t\t\t\tlevel--;\n\t\t\t\t\t\tfor(int i = 0; i <= level; i++){'
+	bug nullref@escape $main/Jsoner.java sub '(public static String escape\(final String escapable\)\{\n)\t\tfinal StringBuilder builder = new StringBuilder\(\);' $'public static String escape(final String escapable){\n\t\tfinal StringBuilder builder = null;'
+	bug nullref@prettyprint $main/Jsoner.java sub '\t\tfinal StringBuilder returnable = new StringBuilder\(\);\n\t\tint level = 0;' $'\t\tfinal StringBuilder returnable = null;\n\t\tint level = 0;'
+	bug nosymbol@prettyescape $main/Jsoner.java sub 'returnable\.append\(Jsoner\.escape\(\(String\)lexed\.getValue\(\)\)\);' 'returnable.append(Jsoner.escapes((String)lexed.getValue()));'
+	bug removedline@prettyopen $main/Jsoner.java sub '\t\t\t\t\t\treturnable\.append\("\\n"\);\n\t\t\t\t\t\tlevel\+\+;\n' $'\t\t\t\t\t\treturnable.append("\\n");\n'
+	capture blind4 java jsonsimple
+}
+
 all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
 	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
 	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
 	go_time go_btree py_colorama py_isodate rust_itoa js_contenttype
 	java_codec java_csv
-	go_ulid go_gobreaker py_iso8601 py_mpmath rust_fnv js_complex)
+	go_ulid go_gobreaker py_iso8601 py_mpmath rust_fnv js_complex
+	go_semver go_clock py_networkx py_pyflakes rust_shlex
+	js_quaternion js_fastifyerror java_jsonsimple)
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
