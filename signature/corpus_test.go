@@ -40,6 +40,11 @@ const maxSplitRate = 0.05
 // "insert found item 374", then 9608; go-ulid's random entropy; a
 // falsifying example hypothesis found anew in another checkout):
 // different assertion values stay apart, so no rule may merge them.
+// blind4, measured last, split 7 of 141 (5.0%, within the bar) and merged
+// none; 3 (2.1%) once cargo test -q's progress and JavaScript stack frames
+// cut short were added. The 3 are one bug whose output is longer than the
+// 256 KiB a capture keeps, so each run's kept part starts at another
+// place in a line.
 var maxSplits = map[string]int{"blind2": 6, "blind3": 8}
 
 // indistinct lists different-bug pairs whose failures print the same text:
@@ -68,11 +73,11 @@ type corpusProject struct {
 }
 
 // corpusSets are the corpus's sets: train, the projects the rules may be
-// tuned on; holdout, other projects and bugs; blind, blind2 and blind3,
-// others again, each captured after the rules were changed and measured
-// before it was used to tune them. Each is held to the same bar, but for the split
+// tuned on; holdout, other projects and bugs; blind to blind4, others
+// again, each captured after the rules were changed and measured before it
+// was used to tune them. Each is held to the same bar, but for the split
 // pairs of maxSplits.
-var corpusSets = []string{"train", "holdout", "blind", "blind2", "blind3"}
+var corpusSets = []string{"train", "holdout", "blind", "blind2", "blind3", "blind4"}
 
 // corpusRuns are the runs of one bug; the first three are required.
 var corpusRuns = []string{"a", "b", "c", "s"}

@@ -225,6 +225,12 @@
 //   - A pytest failure that holds hypothesis's "Falsifying example:" loses
 //     its captured output sections ("--- Captured stdout call ---" on):
 //     they log the random search; the example found tells the failure.
+//   - cargo test -q: its progress lines ("..F. 4/10", "." — where they
+//     break depends on which tests finish first) are dropped; "name ---
+//     FAILED" is a one-line block.
+//   - A JavaScript stack frame that a reporter cut short, "at f
+//     (node:int...", loses its place: "at f (...". Where the cut falls
+//     depends on how long the paths before it are.
 //   - node --test's spec reporter: "✖ test (1.2ms)" starts a block of
 //     the lines indented deeper (its error); the totals ("ℹ tests 98",
 //     "ℹ pass 68", "ℹ duration_ms 253.4", …) are dropped.

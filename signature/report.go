@@ -487,6 +487,8 @@ func (r *report) reportLine(t, raw []byte, indent int) (bool, []byte) {
 		t = syntaxPosition(t)
 	case c == 'p' && indent == 0 && hasWord(t, "panic: "):
 		r.panicked = true
+	case c == 'a' && r.v3 && hasWord(t, "at ") && bytes.HasSuffix(t, []byte("...")):
+		t = cutFrame(t)
 	}
 
 	// Blocks that end at a line of their own come first: what they hold
@@ -1246,12 +1248,38 @@ func classifyV3(t []byte) (act, kind int, ok bool) {
 				return aDrop, 0, true
 			}
 		}
+	case libtestProgress(t):
+		return aDrop, 0, true
+	case t[len(t)-1] == 'D' && bytes.HasSuffix(t, []byte(" --- FAILED")) && bytes.IndexByte(t, ' ') == len(t)-len(" --- FAILED"):
+		// cargo test -q: a failed test, in the order tests finished.
+		return aBlock, 0, true
 	case hasWord(t, "✖ ") && !eslintTotal(t):
 		// node --test's spec reporter: a failed test or suite, and its
 		// error's lines indented deeper.
 		return aStart, kIndent, true
 	}
 	return 0, 0, false
+}
+
+// libtestProgress reports whether t is a line of cargo test -q's progress
+// (rules V3): a test's mark each ('.' passed, 'F' failed, 'i' ignored),
+// and after each run of them how many tests have finished, "..F. 4/10".
+// Where the lines break depends on which tests finish first.
+func libtestProgress(t []byte) bool {
+	marks, rest, _ := bytes.Cut(t, []byte{' '})
+	if len(marks) == 0 {
+		return false
+	}
+	for _, c := range marks {
+		if c != '.' && c != 'F' && c != 'i' {
+			return false
+		}
+	}
+	if len(rest) == 0 {
+		return true
+	}
+	done, total, ok := bytes.Cut(rest, []byte{'/'})
+	return ok && len(done) > 0 && len(total) > 0 && allDigits(done) && allDigits(total)
 }
 
 // eslintTotal reports whether t is eslint's "✖ 3 problems (3 errors, 0
@@ -1319,4 +1347,16 @@ func (r *report) parallel(b []byte) bool {
 		}
 		name = name[:k]
 	}
+}
+
+// cutFrame handles a JavaScript stack frame that a test reporter cut short
+// to fit a length, "at f (node:int..." (rules V3): where the cut falls
+// depends on how long the paths before it are, the checkout's among them,
+// so the frame's place goes: "at f (...".
+func cutFrame(t []byte) []byte {
+	k := bytes.LastIndex(t, []byte(" ("))
+	if k < 0 || bytes.IndexByte(t[k+2:], ')') >= 0 {
+		return t
+	}
+	return append(t[:k:k], " (..."...)
 }

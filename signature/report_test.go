@@ -340,6 +340,12 @@ func TestReportRulesV3(t *testing.T) {
 			"left: 16388950234918537544\nright: 12638187200555641996\nstarted <ts> at <ts>\n0.30000000000000004\n" +
 				"Using --randomly-seed=<n>\nSeed: -<n>\n@seed(<n>)\nseeds 12345\n" +
 				"app-<ts>.log <ts> 20261340\n"},
+		{"cargo test -q: progress goes, failed tests in any order",
+			"running 4 tests\n. 1/4\ntest_join --- FAILED\n. 3/4\ntest_quote --- FAILED\n.i\nF\n",
+			"test_join --- FAILED\n\ntest_quote --- FAILED\n"},
+		{"a JavaScript stack frame cut short",
+			"    at async Test.processPendingSubtests (node:int...\n    at f (node:internal/test_runner/test:526:18)\n    at g ...\n",
+			"at async Test.processPendingSubtests (...\nat f (node:internal/test_runner/test:526:18)\nat g ...\n"},
 		{"a cut repr of no workspace path stays",
 			"___ test_x ___\nx = 'aaaa...zzzz'\n", "___ test_x ___\nx = 'aaaa...zzzz'\n"},
 	} {
