@@ -610,15 +610,23 @@ func (r *report) quick(b []byte) bool {
 	if len(t) < 6 {
 		return false
 	}
-	// go -v's "=== RUN name" and "--- PASS: name" lines are not handled
-	// here: a test's name is matched with its "--- FAIL: name" line, which
-	// the line rules change (a name holding a number or a hash), so every
-	// test name is taken as the line rules make it.
+	// go -v's "=== RUN name" and "--- PASS: name" lines are handled here
+	// only when the line rules leave the name as it is (see plainTest): a
+	// test's name is matched with its "--- FAIL: name" line, which the
+	// line rules make, so a name they change takes the rules' way.
 	act := aSeq
 	switch t[0] {
 	case 'o':
 		if hasWord(t, "ok  \t") {
 			act = aDrop
+		}
+	case '=':
+		if quickTests && goRun(t) {
+			act = aTest
+		}
+	case '-':
+		if quickTests && (hasWord(t, "--- PASS: ") || hasWord(t, "--- SKIP: ")) && plainTest(testName(t)) {
+			act = aPass
 		}
 	}
 	if act == aSeq && t[len(t)-1] == ']' && isPercent(t) {
@@ -1376,4 +1384,40 @@ func cutFrame(t []byte) []byte {
 		return t
 	}
 	return append(t[:k:k], " (..."...)
+}
+
+// quickTests lets quick take go -v's lines of tests with plain names (a
+// variable so that a test can compare with the rules' way).
+var quickTests = true
+
+// goRun reports whether t is go -v's "=== RUN   name" (or PAUSE, CONT,
+// NAME) as go prints it, of a test with a plain name.
+func goRun(t []byte) bool {
+	for _, p := range []string{"=== RUN   ", "=== PAUSE ", "=== CONT  ", "=== NAME  "} {
+		if hasWord(t, p) {
+			return plainTest(t[len(p):])
+		}
+	}
+	return false
+}
+
+// plainTest reports whether a Go test's name is one the line rules leave
+// as it is: Test, Example, Benchmark or Fuzz and then letters and '_' only
+// (no digit, separator or subtest).
+func plainTest(name []byte) bool {
+	rest, ok := bytes.CutPrefix(name, []byte("Test"))
+	for _, p := range []string{"Example", "Benchmark", "Fuzz"} {
+		if !ok {
+			rest, ok = bytes.CutPrefix(name, []byte(p))
+		}
+	}
+	if !ok {
+		return false
+	}
+	for _, c := range rest {
+		if !isLetter(c) && c != '_' {
+			return false
+		}
+	}
+	return true
 }

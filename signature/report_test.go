@@ -406,3 +406,42 @@ func TestRulesV3Pairs(t *testing.T) {
 		t.Errorf("a repr cut at another place in another checkout:\n%s%s", explain(t, v3, a), explain(t, long, b))
 	}
 }
+
+// TestQuickTestsAsRules: go -v's lines that quick takes before the line
+// rules are handled as the rules would handle them, under v2 and v3, on
+// every output of the corpus and on generated test output.
+func TestQuickTestsAsRules(t *testing.T) {
+	defer func() { quickTests = true }()
+	var outs [][]byte
+	for _, set := range corpusSets {
+		for _, p := range readCorpus(t, set) {
+			for _, b := range p.bugs {
+				for _, run := range corpusRuns {
+					if out, ok := b.out[run]; ok {
+						outs = append(outs, out)
+					}
+				}
+			}
+		}
+	}
+	outs = append(outs, benchOutput()[:4<<20])
+	taken := 0
+	for _, set := range []string{V2, V3} {
+		r := compileSet(t, set, "/home/ci/src/app")
+		for i, out := range outs {
+			quickTests = true
+			fast := explain(t, r, string(out))
+			quickTests = false
+			slow := explain(t, r, string(out))
+			if fast != slow {
+				t.Fatalf("%s: output %d: quick's go -v lines change the explained text", set, i)
+			}
+			if bytes.Contains(out, []byte("=== RUN   Test")) {
+				taken++
+			}
+		}
+	}
+	if taken == 0 {
+		t.Fatal("no output with go -v lines to compare")
+	}
+}
