@@ -322,10 +322,18 @@ func (f *corpusFigures) log(t *testing.T, label string) {
 }
 
 // TestCorpus holds the signature rules to the bar on the corpus: on each set,
-// at most 5% of same-failure pairs split (the blind set: no more than
-// measured, maxSplits), no different-bug pair merges, and
-// the same error at another line merges no more often than under v1.
+// at most 5% of same-failure pairs split (the sets of maxSplits: no more than
+// last measured), and so on all sets together; no different-bug pair merges
+// (but those of indistinct, which print the same text); and the same error
+// at another line merges no more often than under v1.
 func TestCorpus(t *testing.T) {
+	var all tally // same-failure pairs of every set
+	defer func() {
+		t.Logf("all sets: %d/%d same-failure pairs split (%.1f%%)", all.of(false), all.pairs, 100*all.rate(false))
+		if r := all.rate(false); r > maxSplitRate {
+			t.Errorf("all sets together: %.1f%% of same-failure pairs split, want at most %.0f%%", 100*r, 100*maxSplitRate)
+		}
+	}()
 	for _, set := range corpusSets {
 		t.Run(set, func(t *testing.T) {
 			ps := readCorpus(t, set)
@@ -345,6 +353,8 @@ func TestCorpus(t *testing.T) {
 			measure(ps, newCorpusSigner(t, V2)).log(t, set+" v2")
 			def := measure(ps, newCorpusSigner(t, ""))
 			def.log(t, set+" default")
+			all.pairs += def.same[""].pairs
+			all.equal += def.same[""].equal
 			for _, s := range def.splits {
 				t.Logf("%s default: split: %s", set, s)
 			}
