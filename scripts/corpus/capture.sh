@@ -263,6 +263,25 @@ npm_src() {
 	eval "src() { cp -a '$cache/.' \"\$1/\"; }"
 }
 
+# java_deb_src SOURCE-PACKAGE: src copies the upstream source of a Debian
+# source package (its orig tarball, fetched once with apt-get source, which
+# needs a deb-src line for the machine's suite) into its directory.
+# java_dir is the unpacked source, copied into each checkout.
+java_deb_src() {
+	local cache=$work/deb-$1
+	java_dir=$cache/src
+	if [ ! -d "$java_dir" ]; then
+		rm -rf "$cache"
+		mkdir -p "$cache/dl" "$java_dir"
+		(cd "$cache/dl" && apt-get source --download-only --tar-only "$1" >/dev/null 2>&1) ||
+			die "$proj: apt-get source $1 failed (it needs a deb-src line for the machine's Debian suite)"
+		local tarball
+		tarball=$(ls "$cache"/dl/*.orig.tar.*) || die "$proj: no orig tarball for $1"
+		tar -xf "$tarball" -C "$java_dir" --strip-components=1
+	fi
+	eval "src() { cp -a '$java_dir/.' \"\$1/\"; }"
+}
+
 # --- the projects ------------------------------------------------------------
 # Each sets desc, src (through *_src), cmd and its bugs, then calls capture.
 
@@ -646,27 +665,8 @@ proj_js_contenttype() {
 	capture blind2 js contenttype
 }
 
-# java_deb_src SOURCE-PACKAGE: src copies the upstream source of a Debian
-# source package (its orig tarball, fetched once with apt-get source, which
-# needs a deb-src line for the machine's suite) into its directory.
-# java_dir is the unpacked source, copied into each checkout.
-java_deb_src() {
-	local cache=$work/deb-$1
-	java_dir=$cache/src
-	if [ ! -d "$java_dir" ]; then
-		rm -rf "$cache"
-		mkdir -p "$cache/dl" "$java_dir"
-		(cd "$cache/dl" && apt-get source --download-only --tar-only "$1" >/dev/null 2>&1) ||
-			die "$proj: apt-get source $1 failed (it needs a deb-src line for the machine's Debian suite)"
-		local tarball
-		tarball=$(ls "$cache"/dl/*.orig.tar.*) || die "$proj: no orig tarball for $1"
-		tar -xf "$tarball" -C "$java_dir" --strip-components=1
-	fi
-	eval "src() { cp -a '$java_dir/.' \"\$1/\"; }"
-}
-
-# blind3: Java, and (below) more projects, captured after the rules were
-# changed again and never used to tune them.
+# blind3: two Java projects and six in the other languages, none of them
+# in another set, captured after the rules were changed again.
 
 proj_java_codec() {
 	desc="commons-codec 1.15 from Debian's libcommons-codec-java source package; Maven 3.8 offline against Debian's /usr/share/maven-repo with surefire 2.22 and JUnit 4 (its pom replaced by a minimal one naming Debian's versions of junit, commons-lang3 and the compiler, resources and surefire plugins, as the upstream one inherits commons-parent's release plugins); the phonetic, Hex, StringUtils and URLCodec test classes."
@@ -724,10 +724,6 @@ proj_java_csv() {
 	bug removedline@eol $main/Lexer.java sub '(            // note: does not change ch outside of this method!\n)            ch = reader\.read\(\);\n' $'            // note: does not change ch outside of this method!\n'
 	capture blind3 java csv
 }
-
-# blind3: six more projects and bugs in the other languages, none of them in
-# another set, captured after the rules were changed again and never used to
-# tune them.
 
 proj_go_ulid() {
 	desc="github.com/oklog/ulid/v2 v2.1.0 from the Go module proxy; go test, -race, -v (parallel subtests), -json."
