@@ -19,8 +19,10 @@ const (
 	// placeholders, and test runners' reports reduced to what identifies
 	// their failures (see the package documentation).
 	V2 = "v2"
-	// V3 is the current rule set: V2 with Go's race reports reduced to the
-	// functions that race, and Go stacks to their ends in the workspace.
+	// V3 is the current rule set: V2 and more rules for what changes
+	// between runs of one failure (Go races and stacks, long numbers,
+	// hypothesis, cargo -q, node's spec reporter; see the package
+	// documentation).
 	V3 = "v3"
 	// Current is the rule set used when none is named.
 	Current = V3
@@ -35,7 +37,7 @@ type Options struct {
 	Rules string
 
 	// Root is the workspace root: the directory the failing command ran
-	// in, whose path the rules V2 replace with <root>, so that the same
+	// in, whose path the rules V2 and V3 replace with <root>, so that the same
 	// failure in another checkout gets the same signature. Empty: none.
 	Root string
 
@@ -62,10 +64,8 @@ type Rules struct {
 func Compile(o Options) (*Rules, error) {
 	r := &Rules{name: o.Rules}
 	switch o.Rules {
-	case "":
-		r.name = Current
-		r.sc.v2, r.sc.v3 = true, true
-	case V3:
+	case "", V3:
+		r.name = V3
 		r.sc.v2, r.sc.v3 = true, true
 	case V2:
 		r.sc.v2 = true

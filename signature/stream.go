@@ -234,10 +234,10 @@ func (st *stream) line2(b []byte) {
 	start := len(st.out)
 	ok := false
 	var raw []byte
-	if len(b) <= maxLine && len(st.sc.extra) == 0 && st.rep.quick(b) {
-		return
-	}
 	if len(b) <= maxLine && len(st.sc.extra) == 0 {
+		if st.rep.quick(b) {
+			return
+		}
 		raw = b
 		st.out, ok = st.sc.appendLine(st.out, raw, true)
 	}
