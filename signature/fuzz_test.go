@@ -83,7 +83,7 @@ func FuzzNormalizeV2(f *testing.F) {
 		"/w/node_modules/x/node_modules/y.js /w/x /wx /root/go/pkg/mod/a@v1/b.go #12 23| x\n",
 		`{"Time":"x","Action":"output","Test":"T","Output":"--- FAIL: T\n    a\tb\n"}`+"\n"+`{"Action":"pass"}`+"\n",
 	)
-	sets := []*Rules{compileV2(f, "/w"), compileSet(f, V3, "/w")}
+	sets := []*Rules{compileSet(f, V2, "/w"), compileSet(f, V3, "/w")}
 	f.Fuzz(func(t *testing.T, in []byte, seed uint64) {
 		for _, r := range sets {
 			fuzzRules(t, r, in, seed)

@@ -22,12 +22,6 @@ func compile(t testing.TB, tmpdir string, extra ...string) *Rules {
 	return r
 }
 
-// compileV2 returns the v2 rules with the workspace root root and no TMPDIR.
-func compileV2(t testing.TB, root string) *Rules {
-	t.Helper()
-	return compileSet(t, V2, root)
-}
-
 // compileSet compiles the rule set name with the workspace root.
 func compileSet(t testing.TB, name, root string) *Rules {
 	t.Helper()

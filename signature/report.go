@@ -627,6 +627,9 @@ func (r *report) body(t, raw []byte) {
 			}
 			break
 		}
+		if r.v3 && r.kind == kRace {
+			break // addRace reads its function names, not their lines or goroutines
+		}
 		ws := t[0] == '<' && bytes.HasPrefix(t, []byte(phRoot+"/"))
 		if r.v3 && r.stack && r.inner {
 			r.stackTail(t, ws)

@@ -54,7 +54,7 @@ func TestCapturedOutputsV2(t *testing.T) {
 // TestReportRules pins what the rules v2 drop, keep in order, and gather
 // into sorted blocks, runner by runner.
 func TestReportRules(t *testing.T) {
-	r := compileV2(t, "/home/ci/src/app")
+	r := compileSet(t, V2, "/home/ci/src/app")
 	for _, tc := range []struct{ name, in, want string }{
 		{"go passing and cached packages go", "ok  \texample.com/a\t0.01s\nok  \texample.com/b\t(cached)\n?   \texample.com/c\t[no test files]\nFAIL\n",
 			"FAIL\n"},
