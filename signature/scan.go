@@ -79,7 +79,7 @@ type scanner struct {
 	extra     []extraPattern
 
 	v2      bool      // the rules V2 and later: workspace paths and test reports
-	v3      bool      // the rules V3: Go's race reports and stacks reduced
+	v3      bool      // the rules V3: long numbers kept, and V3's report rules
 	root    []byte    // the workspace root, without a trailing slash
 	wsStart [256]bool // second bytes of the root and the cache markers
 }
@@ -335,7 +335,7 @@ func (s *scanner) appendLine(out, b []byte, paths bool) ([]byte, bool) {
 // whose byte classes are f. It returns the span to replace and its
 // placeholder, or end 0 to keep the word. prev is the byte written before
 // the word. v3 selects the rules V3's long numbers: kept, but for Unix
-// times.
+// times, dates without separators and random seeds.
 func numeric(b []byte, i, j int, f uint8, prev byte, v3 bool) (start, end int, ph string) {
 	n := len(b)
 	w := j - i
