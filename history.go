@@ -432,19 +432,8 @@ func ScanHistoryFile(path string, off int64, fn func(r LoopRecord, start, end in
 	}
 	end := fi.Size()
 	if end > off {
-		// Only whole lines: end after the last newline.
-		var last byte
-		scanBack(f, end, func(line []byte, start int64) bool {
-			if n := len(line); n > 0 && line[n-1] == '\n' {
-				last = '\n'
-				end = start + int64(n)
-			} else {
-				end = start
-			}
-			return last != '\n' && start > off
-		})
-		if last != '\n' {
-			end = off
+		if end, err = wholeLines(f, end); err != nil {
+			return off, []error{err}
 		}
 	}
 	if end <= off {
