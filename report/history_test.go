@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -135,5 +137,40 @@ func TestReportSince(t *testing.T) {
 	if out == full || !strings.Contains(out, summaryRow("Runs", "52")) {
 		i := strings.Index(out, "<tr><td>Runs</td>")
 		t.Errorf("the window's page does not count the window's runs only: %.80s", out[max(i, 0):])
+	}
+}
+
+// The page does not depend on the order of the log's lines: events taken in
+// file order give what the same events sorted by time give (a clock stepped
+// back, or a line logged late, puts them out of order).
+func TestEventsOutOfOrder(t *testing.T) {
+	dir := fixtureDir(t)
+	base := load(t, dir)
+	hist, errs := orchestrator.ReadHistory(dir)
+	evs, errs2 := orchestrator.ReadEvents(dir)
+	if len(errs)+len(errs2) > 0 {
+		t.Fatal(errs, errs2)
+	}
+	// What the order decides: an issue only the log knows, escalated and
+	// later resolved, and a run's outcome after a stray earlier one.
+	gone := "ISSUE-20261101-009"
+	at := hist[0].Finished
+	evs = append(evs,
+		orchestrator.Event{Time: at, Event: orchestrator.EvEscalated, IssueID: gone, Reason: "max_retries_exceeded"},
+		orchestrator.Event{Time: at.Add(time.Hour), Event: orchestrator.EvResolved, IssueID: gone, Resolution: "resolved"},
+		orchestrator.Event{Time: at, Event: orchestrator.EvRunFinished, RunID: hist[0].RunID, Status: "halted"})
+	evs = append([]orchestrator.Event{{Time: at.Add(-time.Hour), Event: orchestrator.EvRunFinished, RunID: hist[0].RunID, Status: "stray"}}, evs...)
+	slices.Reverse(evs)
+	sorted := slices.Clone(evs)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Time.Before(sorted[j].Time) })
+	page := func(evs []orchestrator.Event) string {
+		return render(t, report.Input{Dir: base.Dir, History: hist, Events: evs, Queue: base.Queue, Archive: base.Archive, State: base.State, Now: now})
+	}
+	got, want := page(evs), page(sorted)
+	if !strings.Contains(want, "success (archived elsewhere)") || !strings.Contains(want, "; halted") {
+		t.Fatalf("the resolved issue only the log knows, or the run's outcome, is not on the page:\n%s", want)
+	}
+	if got != want {
+		t.Errorf("the page of the log in reverse differs from the page of it sorted by time:\n%s\nwant\n%s", got, want)
 	}
 }
