@@ -96,7 +96,7 @@ func TestReportOverRotatedHistory(t *testing.T) {
 	}
 	a, b := page(one), page(rotated)
 	if a != b {
-		t.Errorf("the page differs over rotated files:\n%s", firstDiff(a, b))
+		t.Errorf("the page differs over rotated files:\n%s", firstDiff(a, b, [2]string{"one file", "rotated"}))
 	}
 	if want := "Covers the loops: from 2026-08-10 03:00 UTC to 2026-11-22 02:07 UTC."; !strings.Contains(a, want) {
 		i := strings.Index(a, "Covers")
@@ -109,12 +109,13 @@ func TestReportOverRotatedHistory(t *testing.T) {
 	}
 }
 
-func firstDiff(a, b string) string {
+// firstDiff shows where pages a and b, named as, first differ.
+func firstDiff(a, b string, as [2]string) string {
 	i := 0
 	for i < len(a) && i < len(b) && a[i] == b[i] {
 		i++
 	}
-	return fmt.Sprintf("at byte %d:\n  one file: %.200q\n  rotated:  %.200q", i, a[i:], b[i:])
+	return fmt.Sprintf("at byte %d:\n  %s: %.200q\n  %s: %.200q", i, as[0], a[i:], as[1], b[i:])
 }
 
 // A window covers the loops and events in it: the months before it are not
@@ -168,9 +169,9 @@ func TestEventsOutOfOrder(t *testing.T) {
 	}
 	got, want := page(evs), page(sorted)
 	if !strings.Contains(want, "success (archived elsewhere)") || !strings.Contains(want, "; halted") {
-		t.Fatalf("the resolved issue only the log knows, or the run's outcome, is not on the page:\n%s", want)
+		t.Fatal("the resolved issue only the log knows, or the run's outcome, is not on the page")
 	}
 	if got != want {
-		t.Errorf("the page of the log in reverse differs from the page of it sorted by time:\n%s\nwant\n%s", got, want)
+		t.Errorf("the page of the log in reverse differs from the page of it sorted by time:\n%s", firstDiff(got, want, [2]string{"reversed", "sorted"}))
 	}
 }
