@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"io"
@@ -258,10 +259,14 @@ func (o *Orchestrator) check(ctx context.Context, rc runCheck) (CheckReport, err
 		for _, id := range slices.Sorted(maps.Keys(kept)) {
 			events = append(events, Event{Time: o.now(), Event: EvGuard, RunID: st.RunID, Code: CodeGuard, Reason: kept[id]})
 		}
-		if err := o.announceCheck(d, st, io.Discard, func(ev Event) error { events = append(events, ev); return nil }); err != nil {
+		// The banners are rendered now, with the events, and printed
+		// once the files are written.
+		var banners bytes.Buffer
+		announced, err := o.announceCheck(d, st, &banners)
+		if err != nil {
 			return issuequeue.Change{}, err
 		}
-		lines, err := o.log().Lines(events...)
+		lines, err := o.log().Lines(append(events, announced...)...)
 		if err != nil {
 			return issuequeue.Change{}, err
 		}
@@ -269,7 +274,8 @@ func (o *Orchestrator) check(ctx context.Context, rc runCheck) (CheckReport, err
 			for _, id := range slices.Sorted(maps.Keys(kept)) {
 				fmt.Fprintf(o.Stdout, "guard: %s (a person resets it with 'orchestrator retry ID')\n", kept[id])
 			}
-			return o.announceCheck(d, st, o.Stdout, func(Event) error { return nil })
+			_, err := o.Stdout.Write(banners.Bytes())
+			return err
 		}}, nil
 	})
 	return rep, err
@@ -336,14 +342,13 @@ func (o *Orchestrator) checkReport(d Decision) CheckReport {
 	return rep
 }
 
-// announceCheck prints the check's banners to w and passes its events to
-// rec, in order.
-func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State, w io.Writer, rec func(Event) error) error {
+// announceCheck writes the check's banners to w and returns its events, in
+// order.
+func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State, w io.Writer) ([]Event, error) {
 	now := o.now()
+	var evs []Event
 	if d.Stop != nil && (d.Outcome == CheckHuman || len(d.WouldQualify) > 0) {
-		if err := rec(Event{Time: now, Event: EvStopped, RunID: st.RunID, Code: d.Stop.Rule, Reason: d.Stop.Reason, Until: d.Stop.Until}); err != nil {
-			return err
-		}
+		evs = append(evs, Event{Time: now, Event: EvStopped, RunID: st.RunID, Code: d.Stop.Rule, Reason: d.Stop.Reason, Until: d.Stop.Until})
 	}
 	if d.Disabled != "" {
 		if d.Stop.Rule == CodePaused {
@@ -357,7 +362,7 @@ func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State, w io.Writ
 				fmt.Fprintf(w, "  - %s: %s\n", is.ID, is.Summary())
 			}
 		}
-		return nil
+		return evs, nil
 	}
 	if len(d.Exhausted) > 0 {
 		ex := templates.Exhausted{Dir: o.Dir}
@@ -365,17 +370,15 @@ func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State, w io.Writ
 			ex.Issues = append(ex.Issues, o.tmplIssue(is))
 		}
 		if err := o.Templates.Render(w, "exhausted", ex); err != nil {
-			return err
+			return nil, err
 		}
 		for _, is := range d.Exhausted {
 			if err := o.Templates.Render(w, "escalation", templates.Escalation{Issue: o.tmplIssue(is), Reason: "exhausted",
 				Threshold: o.Config.AutoRetry.HaltAfterRepeats, Command: o.invocation()}); err != nil {
-				return err
+				return nil, err
 			}
-			if err := rec(Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: "max_retries_exceeded",
-				Code: CodeMaxRetries, TotalAttempts: is.RetryCount}); err != nil {
-				return err
-			}
+			evs = append(evs, Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: "max_retries_exceeded",
+				Code: CodeMaxRetries, TotalAttempts: is.RetryCount})
 		}
 	}
 	for _, iv := range d.Issues {
@@ -395,41 +398,33 @@ func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State, w io.Writ
 		ti.Status = issuequeue.StatusEscalated
 		if err := o.Templates.Render(w, "escalation", templates.Escalation{Issue: ti, Reason: "halted", Detail: iv.Because,
 			Threshold: o.Config.AutoRetry.HaltAfterRepeats, Command: o.invocation()}); err != nil {
-			return err
+			return nil, err
 		}
-		if err := rec(Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: "same_failure_repeated",
-			Code: CodeRepeatedAcross, Signature: is.FailureSignature, Error: iv.Because}); err != nil {
-			return err
-		}
+		evs = append(evs, Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: "same_failure_repeated",
+			Code: CodeRepeatedAcross, Signature: is.FailureSignature, Error: iv.Because})
 	}
 	if d.Stop != nil && len(d.WouldQualify) > 0 {
 		if d.CapReached {
-			if err := rec(Event{Time: now, Event: EvCapReached, RunID: st.RunID, Reason: "global_cap"}); err != nil {
-				return err
-			}
-			return o.Templates.Render(w, "cap", templates.Cap{GlobalCap: o.Config.AutoRetry.GlobalCap, TotalAutoRetries: st.TotalAutoRetries})
+			evs = append(evs, Event{Time: now, Event: EvCapReached, RunID: st.RunID, Reason: "global_cap"})
+			return evs, o.Templates.Render(w, "cap", templates.Cap{GlobalCap: o.Config.AutoRetry.GlobalCap, TotalAutoRetries: st.TotalAutoRetries})
 		}
 		fmt.Fprintf(w, "No auto-retry loop: %s.\n", d.Stop.Reason)
-		return nil
+		return evs, nil
 	}
 	if len(d.Triggered) == 0 {
 		if len(d.Exhausted)+len(d.Halted) == 0 {
 			fmt.Fprintln(w, "No issue needs an auto-retry loop.")
 		}
-		return nil
+		return evs, nil
 	}
-	if err := rec(Event{Time: now, Event: EvAutoRetryLoop, RunID: st.RunID, Kind: KindAutoRetry}); err != nil {
-		return err
-	}
+	evs = append(evs, Event{Time: now, Event: EvAutoRetryLoop, RunID: st.RunID, Kind: KindAutoRetry})
 	tr := templates.Triggered{}
 	for _, is := range d.Triggered {
 		ti := o.tmplIssue(is)
 		ti.RetryCount++ // the attempt about to run
 		ti.Status = issuequeue.StatusInProgress
 		tr.Issues = append(tr.Issues, ti)
-		if err := rec(Event{Time: now, Event: EvTriggered, IssueID: is.ID, RunID: st.RunID, Attempt: is.RetryCount + 1}); err != nil {
-			return err
-		}
+		evs = append(evs, Event{Time: now, Event: EvTriggered, IssueID: is.ID, RunID: st.RunID, Attempt: is.RetryCount + 1})
 	}
-	return o.Templates.Render(w, "triggered", tr)
+	return evs, o.Templates.Render(w, "triggered", tr)
 }

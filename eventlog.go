@@ -221,18 +221,11 @@ func textTime(line []byte) (time.Time, bool) {
 // of a large log does not hold it in memory. Callers hold the write lock so
 // that no event is appended meanwhile.
 func pruneFile(path string, cutoff time.Time, when func([]byte) (time.Time, bool)) error {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
+	f, size, err := openLog(path)
+	if f == nil {
 		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
 	r := bufio.NewReaderSize(f, 64<<10)
 	var off int64
 	for {
@@ -261,7 +254,7 @@ func pruneFile(path string, cutoff time.Time, when func([]byte) (time.Time, bool
 	// Replaced, never written in place, and refused if it is a link; the
 	// part kept is copied, not held.
 	return statefile.WriteAtomic(path, func(w io.Writer) error {
-		_, err := io.Copy(w, io.NewSectionReader(f, off, fi.Size()-off))
+		_, err := io.Copy(w, io.NewSectionReader(f, off, size-off))
 		return err
 	})
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -71,7 +72,7 @@ func DecideFail(is *issuequeue.Issue, f Failure, cfg *config.Config, u Usage) Fa
 	set := func(field, v string) { d.Edits = append(d.Edits, issuequeue.SetField(id, field, v)) }
 	if sameFailure(is.FailureSignature, f) {
 		d.RepeatCount = is.SignatureRepeatCount + 1
-		if f.Signature != is.FailureSignature && !sameSignature(f.Signature, is.FailureSignature) {
+		if !isRecorded(is.FailureSignature, f.Signature) {
 			set(issuequeue.FieldFailureSignature, f.Signature) // recorded under older rules
 		}
 	} else {
@@ -120,18 +121,13 @@ func DecideFail(is *issuequeue.Issue, f Failure, cfg *config.Config, u Usage) Fa
 // signature under those rules equals it). A change of rules thus neither
 // starts a streak over nor makes a new one.
 func sameFailure(recorded string, f Failure) bool {
-	if recorded == "" {
-		return false
-	}
-	if recorded == f.Signature || sameSignature(recorded, f.Signature) {
-		return true
-	}
-	for _, s := range f.Older {
-		if recorded == s || sameSignature(recorded, s) {
-			return true
-		}
-	}
-	return false
+	return isRecorded(recorded, f.Signature) || slices.ContainsFunc(f.Older, func(s string) bool { return isRecorded(recorded, s) })
+}
+
+// isRecorded reports whether signature s is the one recorded: the same, or
+// the same by sameSignature.
+func isRecorded(recorded, s string) bool {
+	return recorded != "" && (recorded == s || sameSignature(recorded, s))
 }
 
 // oscillates reports whether the last four signatures alternate between two

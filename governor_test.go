@@ -178,7 +178,7 @@ func TestDecideSameFailureElsewhere(t *testing.T) {
 	sig := strings.Repeat("ab", 32)
 	q, st := parse(t, issueMD(b, "Auto-Retry=true", "Failure-Signature="+sig, "Signature-Repeat-Count=1"), stateMD(0, true))
 	in := testInputs(q, st)
-	in.Usage.Halts = []Attempt{{At: testNow.Add(-time.Hour), IssueID: a, Signature: sig}}
+	in.Usage.Halts = []Attempt{hourAgo(a, sig)}
 	d := Decide(in)
 	if d.Outcome != CheckHuman || len(d.Halted) != 1 || d.Stop == nil || d.Stop.Rule != CodeRepeatedAcross {
 		t.Fatalf("decision: outcome %v, halted %v, stop %+v; want b escalated as repeated_failure_across_issues", d.Outcome, idList(d.Halted), d.Stop)
@@ -207,9 +207,6 @@ func TestDecideSameFailureElsewhere(t *testing.T) {
 func TestDecideFailHalts(t *testing.T) {
 	const id, other = "ISSUE-20261122-001", "ISSUE-20261122-002"
 	sa, sb, sc := strings.Repeat("a", 64), strings.Repeat("b", 64), strings.Repeat("c", 64)
-	att := func(issue, sig string) Attempt {
-		return Attempt{At: testNow.Add(-time.Hour), IssueID: issue, Signature: sig}
-	}
 	tests := []struct {
 		name   string
 		rows   []string
@@ -219,30 +216,23 @@ func TestDecideFailHalts(t *testing.T) {
 		repeat int
 	}{
 		{"first failure", nil, Usage{}, sa, "", 1},
-		{"second in a row", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=1"}, Usage{Attempts: []Attempt{att(id, sa)}}, sa, "", 2},
-		{"third in a row", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=2"}, Usage{Attempts: []Attempt{att(id, sa), att(id, sa)}}, sa, CodeRepeatedFailure, 3},
-		{"a re-filed issue: twice under another ID", nil, Usage{Attempts: []Attempt{att(other, sa), att(other, sa)}}, sa, CodeRepeatedAcross, 1},
-		{"once under another ID", nil, Usage{Attempts: []Attempt{att(other, sa)}}, sa, "", 1},
+		{"second in a row", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=1"}, Usage{Attempts: []Attempt{hourAgo(id, sa)}}, sa, "", 2},
+		{"third in a row", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=2"}, Usage{Attempts: []Attempt{hourAgo(id, sa), hourAgo(id, sa)}}, sa, CodeRepeatedFailure, 3},
+		{"a re-filed issue: twice under another ID", nil, Usage{Attempts: []Attempt{hourAgo(other, sa), hourAgo(other, sa)}}, sa, CodeRepeatedAcross, 1},
+		{"once under another ID", nil, Usage{Attempts: []Attempt{hourAgo(other, sa)}}, sa, "", 1},
 		{"once under another ID, and a streak of 2 here", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=1"},
-			Usage{Attempts: []Attempt{att(other, sa), att(id, sa)}}, sa, CodeRepeatedAcross, 2},
+			Usage{Attempts: []Attempt{hourAgo(other, sa), hourAgo(id, sa)}}, sa, CodeRepeatedAcross, 2},
 		{"its own earlier failures, before a person's retry, do not count", nil,
-			Usage{Attempts: []Attempt{att(id, sa), att(id, sa), att(id, sa)}}, sa, "", 1},
-		{"another issue was halted on it", nil, Usage{Halts: []Attempt{att(other, sa)}}, sa, CodeRepeatedAcross, 1},
+			Usage{Attempts: []Attempt{hourAgo(id, sa), hourAgo(id, sa), hourAgo(id, sa)}}, sa, "", 1},
+		{"another issue was halted on it", nil, Usage{Halts: []Attempt{hourAgo(other, sa)}}, sa, CodeRepeatedAcross, 1},
 		{"A B A B", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=1"},
-			Usage{Attempts: []Attempt{att(id, sa), att(id, sb), att(id, sa)}}, sb, CodeOscillation, 1},
+			Usage{Attempts: []Attempt{hourAgo(id, sa), hourAgo(id, sb), hourAgo(id, sa)}}, sb, CodeOscillation, 1},
 		{"A B A C", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=1"},
-			Usage{Attempts: []Attempt{att(id, sa), att(id, sb), att(id, sa)}}, sc, "", 1},
+			Usage{Attempts: []Attempt{hourAgo(id, sa), hourAgo(id, sb), hourAgo(id, sa)}}, sc, "", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			q, _ := parse(t, issueMD(id, append([]string{"Auto-Retry=true"}, tt.rows...)...), "")
-			d := DecideFail(q.Issue(id), Failure{Type: FailVerification, Signature: tt.sig, Time: testNow}, testConfig(), tt.u)
-			if d.Code != tt.want || d.Halted != (tt.want != "") {
-				t.Errorf("code %q halted %v, want %q", d.Code, d.Halted, tt.want)
-			}
-			if d.RepeatCount != tt.repeat {
-				t.Errorf("repeat = %d, want %d", d.RepeatCount, tt.repeat)
-			}
+			decideFail(t, id, tt.rows, Failure{Type: FailVerification, Signature: tt.sig, Time: testNow}, tt.u, tt.want, tt.repeat)
 		})
 	}
 }
@@ -254,9 +244,6 @@ func TestDecideFailHalts(t *testing.T) {
 func TestDecideFailOlderRules(t *testing.T) {
 	const id, other = "ISSUE-20261122-001", "ISSUE-20261122-002"
 	v1, v2, v1b := strings.Repeat("1", 64), strings.Repeat("2", 64), strings.Repeat("3", 64)
-	att := func(issue, sig string) Attempt {
-		return Attempt{At: testNow.Add(-time.Hour), IssueID: issue, Signature: sig}
-	}
 	tests := []struct {
 		name   string
 		rows   []string
@@ -267,27 +254,20 @@ func TestDecideFailOlderRules(t *testing.T) {
 		stored string // the Failure-Signature afterwards
 	}{
 		{"v1 streak of 2 goes on to a halt", []string{"Failure-Signature=" + v1, "Signature-Repeat-Count=2"},
-			Usage{Attempts: []Attempt{att(id, v1), att(id, v1)}}, []string{v1}, CodeRepeatedFailure, 3, v2},
+			Usage{Attempts: []Attempt{hourAgo(id, v1), hourAgo(id, v1)}}, []string{v1}, CodeRepeatedFailure, 3, v2},
 		{"v1 streak of 1 goes on", []string{"Failure-Signature=" + v1, "Signature-Repeat-Count=1"},
-			Usage{Attempts: []Attempt{att(id, v1)}}, []string{v1}, "", 2, v2},
+			Usage{Attempts: []Attempt{hourAgo(id, v1)}}, []string{v1}, "", 2, v2},
 		{"another v1 failure starts over", []string{"Failure-Signature=" + v1b, "Signature-Repeat-Count=2"},
 			Usage{}, []string{v1}, "", 1, v2},
 		{"v1 failures under another ID count", nil,
-			Usage{Attempts: []Attempt{att(other, v1), att(other, v1)}}, []string{v1}, CodeRepeatedAcross, 1, v2},
-		{"a halt under v1 elsewhere", nil, Usage{Halts: []Attempt{att(other, v1)}}, []string{v1}, CodeRepeatedAcross, 1, v2},
+			Usage{Attempts: []Attempt{hourAgo(other, v1), hourAgo(other, v1)}}, []string{v1}, CodeRepeatedAcross, 1, v2},
+		{"a halt under v1 elsewhere", nil, Usage{Halts: []Attempt{hourAgo(other, v1)}}, []string{v1}, CodeRepeatedAcross, 1, v2},
 		{"without older signatures, v1 is another failure", []string{"Failure-Signature=" + v1, "Signature-Repeat-Count=2"},
 			Usage{}, nil, "", 1, v2},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			q, _ := parse(t, issueMD(id, append([]string{"Auto-Retry=true"}, tt.rows...)...), "")
-			d := DecideFail(q.Issue(id), Failure{Type: FailVerification, Signature: v2, Older: tt.older, Time: testNow}, testConfig(), tt.u)
-			if d.Code != tt.want || d.Halted != (tt.want != "") {
-				t.Errorf("code %q halted %v, want %q", d.Code, d.Halted, tt.want)
-			}
-			if d.RepeatCount != tt.repeat {
-				t.Errorf("repeat = %d, want %d", d.RepeatCount, tt.repeat)
-			}
+			q, d := decideFail(t, id, tt.rows, Failure{Type: FailVerification, Signature: v2, Older: tt.older, Time: testNow}, tt.u, tt.want, tt.repeat)
 			out, err := q.Apply(d.Edits...)
 			if err != nil {
 				t.Fatal(err)
@@ -302,4 +282,24 @@ func TestDecideFailOlderRules(t *testing.T) {
 			}
 		})
 	}
+}
+
+// hourAgo is a failure of issue with signature sig an hour before testNow.
+func hourAgo(issue, sig string) Attempt {
+	return Attempt{At: testNow.Add(-time.Hour), IssueID: issue, Signature: sig}
+}
+
+// decideFail decides failure f of issue id, an auto-retry issue with rows,
+// and checks the halt code and the repeat count the decision gives.
+func decideFail(t *testing.T, id string, rows []string, f Failure, u Usage, want Code, repeat int) (*issuequeue.Queue, FailDecision) {
+	t.Helper()
+	q, _ := parse(t, issueMD(id, append([]string{"Auto-Retry=true"}, rows...)...), "")
+	d := DecideFail(q.Issue(id), f, testConfig(), u)
+	if d.Code != want || d.Halted != (want != "") {
+		t.Errorf("code %q halted %v, want %q", d.Code, d.Halted, want)
+	}
+	if d.RepeatCount != repeat {
+		t.Errorf("repeat = %d, want %d", d.RepeatCount, repeat)
+	}
+	return q, d
 }

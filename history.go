@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
@@ -187,19 +186,12 @@ func RotateHistory(dir string, now time.Time, keep int) error {
 // historyMonths returns the months of the first and the last readable row
 // of a history file, reading only its two ends.
 func historyMonths(path string) (first, last string, err error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return "", "", nil
-	}
-	if err != nil {
+	f, size, err := openLog(path)
+	if f == nil {
 		return "", "", err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return "", "", err
-	}
-	err = scanBack(f, fi.Size(), func(line []byte, _ int64) bool {
+	err = scanBack(f, size, func(line []byte, _ int64) bool {
 		last, _ = rowMonth(line)
 		return last == ""
 	})
@@ -402,13 +394,12 @@ func ReadHistoryAfter(dir string, c HistoryCursor, fn func(LoopRecord)) (next Hi
 // hasLine reports whether the file at path holds line last just before
 // offset off.
 func hasLine(path string, off int64, last string) bool {
-	f, err := os.Open(path)
-	if err != nil {
+	f, size, _ := openLog(path)
+	if f == nil {
 		return false
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	return err == nil && atLine(f, fi.Size(), off, last)
+	return atLine(f, size, off, last)
 }
 
 // ScanHistoryFile reads a history file from offset off, calling fn with
@@ -418,33 +409,17 @@ func hasLine(path string, off int64, last string) bool {
 // line is returned. A missing file is empty.
 func ScanHistoryFile(path string, off int64, fn func(r LoopRecord, start, end int64)) (int64, []error) {
 	name := filepath.Base(path)
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
+	f, end, err := openLog(path)
+	if err != nil {
+		return off, []error{err}
+	}
+	if f == nil {
 		return off, nil
 	}
-	if err != nil {
-		return off, []error{err}
-	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return off, []error{err}
-	}
-	end := fi.Size()
 	if end > off {
-		// Only whole lines: end after the last newline.
-		var last byte
-		scanBack(f, end, func(line []byte, start int64) bool {
-			if n := len(line); n > 0 && line[n-1] == '\n' {
-				last = '\n'
-				end = start + int64(n)
-			} else {
-				end = start
-			}
-			return last != '\n' && start > off
-		})
-		if last != '\n' {
-			end = off
+		if end, err = wholeLines(f, end); err != nil {
+			return off, []error{err}
 		}
 	}
 	if end <= off {

@@ -28,6 +28,24 @@ const maxLine = 16 << 20
 // recent ones; one such line must not hide the window's earlier events.
 const oldRunStop = 64
 
+// openLog opens a log to read it, with its size; a missing log is a nil
+// file and no error.
+func openLog(path string) (*os.File, int64, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, 0, nil
+	}
+	if err != nil {
+		return nil, 0, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
+}
+
 // scanBack calls fn for each line of f that ends at or before end, newest
 // first, with the offset the line starts at; a last line without its
 // newline (being written, or torn by a crash) is passed too. fn returns
@@ -98,19 +116,11 @@ func windowStart(f *os.File, size int64, since time.Time, when func([]byte) (tim
 // decodes only what was appended since: a run reads the window before and
 // after every loop.
 func readLedgerSince(path string, since time.Time, only map[string]bool, m *ledgerMemo) ([]Event, error) {
-	f, err := os.Open(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
-	if err != nil {
+	f, size, err := openLog(path)
+	if f == nil {
 		return nil, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
-	size := fi.Size()
 	if m == nil {
 		m = &ledgerMemo{}
 	}
@@ -247,19 +257,15 @@ type LedgerCursor struct {
 // rewritten), the line is looked for from the end; when it is gone, the
 // events newer than it are read. Lines that cannot be read are skipped.
 func ReadLedgerAfter(dir string, c LedgerCursor, fn func(Event)) (LedgerCursor, error) {
-	f, err := os.Open(issuequeue.Paths{Dir: dir}.Ledger())
-	if errors.Is(err, fs.ErrNotExist) {
+	f, size, err := openLog(issuequeue.Paths{Dir: dir}.Ledger())
+	if err != nil {
+		return c, err
+	}
+	if f == nil {
 		return LedgerCursor{}, nil
 	}
-	if err != nil {
-		return c, err
-	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return c, err
-	}
-	end, err := wholeLines(f, fi.Size())
+	end, err := wholeLines(f, size)
 	if err != nil {
 		return c, err
 	}

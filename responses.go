@@ -108,14 +108,7 @@ func (o *Orchestrator) Add(ctx context.Context, n NewIssue) (string, error) {
 	now := o.now()
 	var id string
 	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
-		id = q.NextID(now)
-		if a, err := o.paths().LoadArchive(); err == nil && a != nil {
-			// IDs moved to the archive stay used.
-			if aid := a.NextID(now); aid > id {
-				id = aid
-			}
-		}
-		id = o.unloggedID(id, now)
+		id = o.nextIssueID(q, now)
 		maxRetries := n.MaxRetries
 		if maxRetries < 0 {
 			maxRetries = o.Config.MaxRetriesFor(n.Type)
@@ -173,29 +166,30 @@ func (o *Orchestrator) Archive(ctx context.Context, olderThan time.Duration) ([]
 	return moved, err
 }
 
-// unloggedID returns id, or a later ID of the same day if the event log
-// names id or a later one: an issue deleted from the queue by hand must
-// not lend its ID, and with it its failures, halts and counters in the
-// log, to a new issue. IDs carry their day, so today's events are enough.
-func (o *Orchestrator) unloggedID(id string, now time.Time) string {
+// nextIssueID returns the ID a new issue gets: the first of now's day
+// after every one used. IDs moved to the archive stay used, and so do those
+// the event log names: an issue deleted from the queue by hand must not lend
+// its ID, and with it its failures, halts and counters in the log, to a new
+// issue. IDs carry their day, so today's events are enough.
+func (o *Orchestrator) nextIssueID(q *issuequeue.Queue, now time.Time) string {
 	day := now.UTC().Truncate(24 * time.Hour)
 	prefix := "ISSUE-" + day.Format("20060102") + "-"
-	n, err := strconv.Atoi(strings.TrimPrefix(id, prefix))
-	if err != nil || !strings.HasPrefix(id, prefix) {
-		return id
-	}
-	evs, err := readLedgerSince(o.paths().Ledger(), day, nil, nil)
-	if err != nil {
-		return id // the log cannot be read: the files' IDs are all there is
-	}
-	next := n
-	for _, ev := range evs {
-		if m, err := strconv.Atoi(strings.TrimPrefix(ev.IssueID, prefix)); err == nil && strings.HasPrefix(ev.IssueID, prefix) && m >= next {
-			next = m + 1
+	next := 1
+	// above raises next to n+by for an ID of the day numbered n.
+	above := func(id string, by int) {
+		if n, err := strconv.Atoi(strings.TrimPrefix(id, prefix)); err == nil && strings.HasPrefix(id, prefix) {
+			next = max(next, n+by)
 		}
 	}
-	if next == n {
-		return id
+	above(q.NextID(now), 0)
+	if a, err := o.paths().LoadArchive(); err == nil && a != nil {
+		above(a.NextID(now), 0)
+	}
+	// A log that cannot be read leaves the files' IDs as all there is.
+	if evs, err := readLedgerSince(o.paths().Ledger(), day, nil, nil); err == nil {
+		for _, ev := range evs {
+			above(ev.IssueID, 1)
+		}
 	}
 	return fmt.Sprintf("%s%03d", prefix, next)
 }

@@ -233,15 +233,7 @@ func TestHistoryRotation(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, errs := ReadHistory(dir)
-	if len(errs) > 0 || len(got) != len(all) {
-		t.Fatalf("after rotation: %d rows (%v), want %d", len(got), errs, len(all))
-	}
-	for i := range all {
-		if strings.Join(got[i].row(), ",") != strings.Join(all[i].row(), ",") {
-			t.Errorf("row %d = %v, want %v", i, got[i].row(), all[i].row())
-		}
-	}
+	checkHistory(t, dir, all, "after rotation")
 	for _, m := range []string{"2026-08", "2026-09", "2026-10"} {
 		if _, err := os.Stat(filepath.Join(dir, "history-"+m+".csv")); err != nil {
 			t.Errorf("history-%s.csv: %v", m, err)
@@ -285,21 +277,27 @@ func TestHistoryLegacyMigration(t *testing.T) {
 			t.Errorf("%s: %d rows (%v), want %d", name, n, errs, rows)
 		}
 	}
-	got, errs := ReadHistory(dir)
-	if len(errs) > 0 || len(got) != len(all) {
-		t.Fatalf("after migration: %d rows (%v), want %d", len(got), errs, len(all))
-	}
-	for i := range all {
-		if strings.Join(got[i].row(), ",") != strings.Join(all[i].row(), ",") {
-			t.Errorf("row %d = %v, want %v", i, got[i].row(), all[i].row())
-		}
-	}
+	checkHistory(t, dir, all, "after migration")
 	// Once: the next run finds one month in history.csv and nothing to do.
 	if err := RotateHistory(dir, now.Add(time.Hour), 0); err != nil {
 		t.Fatal(err)
 	}
 	if files := HistoryFiles(dir); len(files) != 3 {
 		t.Errorf("history files after a second run: %v", files)
+	}
+}
+
+// checkHistory checks that ReadHistory gives want, row for row.
+func checkHistory(t *testing.T, dir string, want []LoopRecord, when string) {
+	t.Helper()
+	got, errs := ReadHistory(dir)
+	if len(errs) > 0 || len(got) != len(want) {
+		t.Fatalf("%s: %d rows (%v), want %d", when, len(got), errs, len(want))
+	}
+	for i := range want {
+		if strings.Join(got[i].row(), ",") != strings.Join(want[i].row(), ",") {
+			t.Errorf("row %d = %v, want %v", i, got[i].row(), want[i].row())
+		}
 	}
 }
 

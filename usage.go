@@ -149,8 +149,9 @@ var usageEvents = map[string]bool{EvExec: true, EvAutoRetryLoop: true, EvAttempt
 var usageMemo ledgerMemo
 
 // ReadUsage reads the last 24 hours (before now) of the event log of a state
-// directory. It reads the log from its end and stops at the first older
-// entry, so its cost follows the window, not the age of the log.
+// directory. It finds where the window starts reading the log from its end
+// (readLedgerSince), so its cost follows the window, not the age of the
+// log, and it decodes only the events it counts.
 func ReadUsage(dir string, now time.Time) (Usage, error) {
 	since := now.Add(-config.BudgetWindow)
 	u := Usage{Since: since}

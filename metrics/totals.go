@@ -2,10 +2,8 @@ package metrics
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"slices"
 	"time"
@@ -87,7 +85,7 @@ func (t *totals) forgetHistory() {
 // empty totals, which Update counts from the start of the files.
 func loadTotals(path string) *totals {
 	b, err := os.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) || err != nil {
+	if err != nil {
 		return newTotals()
 	}
 	var t totals

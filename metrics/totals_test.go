@@ -144,33 +144,51 @@ func TestUpdateTornLinesAndEdits(t *testing.T) {
 	if got, want := textOf(t, s), whole(t, dir); got != want {
 		t.Errorf("after a torn line:\n%s\nwant\n%s", got, want)
 	}
-	// A person deletes history.csv's last row.
-	hist := orchestrator.HistoryPath(dir)
-	b, _ := os.ReadFile(hist)
-	b = b[:bytes.LastIndexByte(b[:len(b)-1], '\n')+1]
-	os.WriteFile(hist, b, 0o644)
+	deleteLastRow(t, dir)
 	s, _ = metrics.Update(dir)
 	if got, want := textOf(t, s), whole(t, dir); got != want {
 		t.Errorf("after an edit of history.csv:\n%s\nwant\n%s", got, want)
 	}
 }
 
-// Pruning the event log does not take back what was counted, and does not
-// count anything twice.
-func TestUpdateAcrossPrune(t *testing.T) {
-	dir := t.TempDir()
+// countedThenPruned simulates four daily runs, counts them, and prunes the
+// event log on the fifth day (now): counted is the auto-retry attempts
+// counted before the prune.
+func countedThenPruned(t *testing.T) (dir string, counted int, now time.Time) {
+	t.Helper()
+	dir = t.TempDir()
 	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
 	for n := 0; n < 4; n++ {
 		simRun(t, dir, n, start.Add(time.Duration(n)*24*time.Hour))
 	}
 	s, _ := metrics.Update(dir)
-	counted := s.RetryAttempts[metrics.KindAutoRetry]
-	now := start.Add(4 * 24 * time.Hour)
+	counted = s.RetryAttempts[metrics.KindAutoRetry]
+	now = start.Add(4 * 24 * time.Hour)
 	if err := (orchestrator.EventLog{Dir: dir}).Prune(now, 24*time.Hour, 36*time.Hour); err != nil {
 		t.Fatal(err)
 	}
+	return dir, counted, now
+}
+
+// deleteLastRow deletes history.csv's last row, as a person might.
+func deleteLastRow(t *testing.T, dir string) {
+	t.Helper()
+	hist := orchestrator.HistoryPath(dir)
+	b, err := os.ReadFile(hist)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(hist, b[:bytes.LastIndexByte(b[:len(b)-1], '\n')+1], 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Pruning the event log does not take back what was counted, and does not
+// count anything twice.
+func TestUpdateAcrossPrune(t *testing.T) {
+	dir, counted, now := countedThenPruned(t)
 	simRun(t, dir, 4, now)
-	s, _ = metrics.Update(dir)
+	s, _ := metrics.Update(dir)
 	if got := s.RetryAttempts[metrics.KindAutoRetry]; got != counted+2 {
 		t.Errorf("auto-retry attempts after pruning and one more run: %d, want %d + 2", got, counted)
 	}
@@ -180,22 +198,9 @@ func TestUpdateAcrossPrune(t *testing.T) {
 // does not take back what was counted from events that pruning has removed
 // since.
 func TestUpdateRecountKeepsPrunedEvents(t *testing.T) {
-	dir := t.TempDir()
-	start := time.Date(2026, 11, 1, 0, 0, 0, 0, time.UTC)
-	for n := 0; n < 4; n++ {
-		simRun(t, dir, n, start.Add(time.Duration(n)*24*time.Hour))
-	}
+	dir, counted, _ := countedThenPruned(t)
+	deleteLastRow(t, dir) // the rows are counted again
 	s, _ := metrics.Update(dir)
-	counted := s.RetryAttempts[metrics.KindAutoRetry]
-	now := start.Add(4 * 24 * time.Hour)
-	if err := (orchestrator.EventLog{Dir: dir}).Prune(now, 24*time.Hour, 36*time.Hour); err != nil {
-		t.Fatal(err)
-	}
-	// A person deletes history.csv's last row: the rows are counted again.
-	hist := orchestrator.HistoryPath(dir)
-	b, _ := os.ReadFile(hist)
-	os.WriteFile(hist, b[:bytes.LastIndexByte(b[:len(b)-1], '\n')+1], 0o644)
-	s, _ = metrics.Update(dir)
 	if got := s.RetryAttempts[metrics.KindAutoRetry]; got != counted {
 		t.Errorf("auto-retry attempts after history was counted again: %d, want %d", got, counted)
 	}

@@ -174,6 +174,17 @@ func reasonText(ev orchestrator.Event) string {
 	return strings.ReplaceAll(ev.Reason, "_", " ")
 }
 
+// latest records at as k's time in m unless m holds a later one, and
+// reports whether it did: of events taken in file order, the last of the
+// latest time wins, as when they are sorted by time.
+func latest[K comparable](m map[K]time.Time, k K, at time.Time) bool {
+	if old, ok := m[k]; ok && at.Before(old) {
+		return false
+	}
+	m[k] = at
+	return true
+}
+
 // analysis is everything the page shows, computed once.
 type analysis struct {
 	Runs    []*run // the latest runs, oldest first
@@ -246,16 +257,12 @@ func analyze(in Input) *analysis {
 		at  time.Time
 		seq int
 	}
-	first := map[*issue]mark{}    // an issue's earliest event
-	terminal := map[*issue]mark{} // its latest escalation or resolution
-	finished := map[*run]mark{}   // a run's latest run_finished
+	first := map[*issue]mark{}         // an issue's earliest event
+	terminal := map[*issue]time.Time{} // its latest escalation or resolution
+	finished := map[*run]time.Time{}   // a run's latest run_finished
 	named := map[*issue]bool{}
 	logged := map[*issue][]failure{}
 	triggers := map[*issue]int{}
-	later := func(m map[*issue]mark, is *issue, at time.Time) bool {
-		old, ok := m[is]
-		return !ok || !at.Before(old.at)
-	}
 	seq := 0
 	in.eachEvent(func(ev orchestrator.Event) {
 		seq++
@@ -263,11 +270,8 @@ func analyze(in Input) *analysis {
 		if ev.Event == orchestrator.EvCapReached {
 			a.CapHits = append(a.CapHits, ev)
 		}
-		if rn := byRun[ev.RunID]; rn != nil && ev.Event == orchestrator.EvRunFinished {
-			if old, ok := finished[rn]; !ok || !ev.Time.Before(old.at) {
-				finished[rn] = mark{ev.Time, seq}
-				rn.Outcome = ev.Status
-			}
+		if rn := byRun[ev.RunID]; rn != nil && ev.Event == orchestrator.EvRunFinished && latest(finished, rn, ev.Time) {
+			rn.Outcome = ev.Status
 		}
 		if ev.IssueID == "" {
 			return
@@ -293,16 +297,14 @@ func analyze(in Input) *analysis {
 		case orchestrator.EvEscalated:
 			is.Escalations = append(is.Escalations, ev)
 			a.Escal = append(a.Escal, ev)
-			if later(terminal, is, ev.Time) {
-				terminal[is] = mark{ev.Time, seq}
+			if latest(terminal, is, ev.Time) {
 				is.LastEvent = "escalated"
 			}
 		case orchestrator.EvResolved:
 			if ev.Resolution == issuequeue.StatusResolved && !ev.Time.Before(is.Resolved) {
 				is.Resolved = ev.Time
 			}
-			if later(terminal, is, ev.Time) {
-				terminal[is] = mark{ev.Time, seq}
+			if latest(terminal, is, ev.Time) {
 				is.LastEvent = ev.Resolution
 				if ev.Resolution == issuequeue.StatusResolved {
 					is.LastEvent = "resolved"
@@ -323,7 +325,6 @@ func analyze(in Input) *analysis {
 	}
 	for is, fs := range logged {
 		sort.SliceStable(fs, func(i, j int) bool { return fs[i].Time.Before(fs[j].Time) })
-		byTime(is.Escalations)
 		// The log holds the full signatures; the Attempt History table
 		// only their first 12 digits, and loses nothing the log has.
 		if len(fs) >= len(is.Failures) {

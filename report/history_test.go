@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -94,7 +96,7 @@ func TestReportOverRotatedHistory(t *testing.T) {
 	}
 	a, b := page(one), page(rotated)
 	if a != b {
-		t.Errorf("the page differs over rotated files:\n%s", firstDiff(a, b))
+		t.Errorf("the page differs over rotated files:\n%s", firstDiff(a, b, [2]string{"one file", "rotated"}))
 	}
 	if want := "Covers the loops: from 2026-08-10 03:00 UTC to 2026-11-22 02:07 UTC."; !strings.Contains(a, want) {
 		i := strings.Index(a, "Covers")
@@ -107,12 +109,13 @@ func TestReportOverRotatedHistory(t *testing.T) {
 	}
 }
 
-func firstDiff(a, b string) string {
+// firstDiff shows where pages a and b, named as, first differ.
+func firstDiff(a, b string, as [2]string) string {
 	i := 0
 	for i < len(a) && i < len(b) && a[i] == b[i] {
 		i++
 	}
-	return fmt.Sprintf("at byte %d:\n  one file: %.200q\n  rotated:  %.200q", i, a[i:], b[i:])
+	return fmt.Sprintf("at byte %d:\n  %s: %.200q\n  %s: %.200q", i, as[0], a[i:], as[1], b[i:])
 }
 
 // A window covers the loops and events in it: the months before it are not
@@ -135,5 +138,40 @@ func TestReportSince(t *testing.T) {
 	if out == full || !strings.Contains(out, summaryRow("Runs", "52")) {
 		i := strings.Index(out, "<tr><td>Runs</td>")
 		t.Errorf("the window's page does not count the window's runs only: %.80s", out[max(i, 0):])
+	}
+}
+
+// The page does not depend on the order of the log's lines: events taken in
+// file order give what the same events sorted by time give (a clock stepped
+// back, or a line logged late, puts them out of order).
+func TestEventsOutOfOrder(t *testing.T) {
+	dir := fixtureDir(t)
+	base := load(t, dir)
+	hist, errs := orchestrator.ReadHistory(dir)
+	evs, errs2 := orchestrator.ReadEvents(dir)
+	if len(errs)+len(errs2) > 0 {
+		t.Fatal(errs, errs2)
+	}
+	// What the order decides: an issue only the log knows, escalated and
+	// later resolved, and a run's outcome after a stray earlier one.
+	gone := "ISSUE-20261101-009"
+	at := hist[0].Finished
+	evs = append(evs,
+		orchestrator.Event{Time: at, Event: orchestrator.EvEscalated, IssueID: gone, Reason: "max_retries_exceeded"},
+		orchestrator.Event{Time: at.Add(time.Hour), Event: orchestrator.EvResolved, IssueID: gone, Resolution: "resolved"},
+		orchestrator.Event{Time: at, Event: orchestrator.EvRunFinished, RunID: hist[0].RunID, Status: "halted"})
+	evs = append([]orchestrator.Event{{Time: at.Add(-time.Hour), Event: orchestrator.EvRunFinished, RunID: hist[0].RunID, Status: "stray"}}, evs...)
+	slices.Reverse(evs)
+	sorted := slices.Clone(evs)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Time.Before(sorted[j].Time) })
+	page := func(evs []orchestrator.Event) string {
+		return render(t, report.Input{Dir: base.Dir, History: hist, Events: evs, Queue: base.Queue, Archive: base.Archive, State: base.State, Now: now})
+	}
+	got, want := page(evs), page(sorted)
+	if !strings.Contains(want, "success (archived elsewhere)") || !strings.Contains(want, "; halted") {
+		t.Fatal("the resolved issue only the log knows, or the run's outcome, is not on the page")
+	}
+	if got != want {
+		t.Errorf("the page of the log in reverse differs from the page of it sorted by time:\n%s", firstDiff(got, want, [2]string{"reversed", "sorted"}))
 	}
 }

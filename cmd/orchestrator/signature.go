@@ -183,34 +183,32 @@ func (e *env) newSignature() (orchestrator.SignatureWriter, error) {
 			e.sigOlder = append(e.sigOlder, o)
 		}
 	}
-	d := &digests{cur: r.NewDigest()}
+	d := digests{r.NewDigest()}
 	for _, o := range e.sigOlder {
-		d.older = append(d.older, o.NewDigest())
+		d = append(d, o.NewDigest())
 	}
 	return d, nil
 }
 
-// digests computes a signature under the current rules and under the older.
-type digests struct {
-	cur   *signature.Digest
-	older []*signature.Digest
-}
+// digests computes a signature under the current rules (the first) and
+// under the older ones.
+type digests []*signature.Digest
 
-func (d *digests) Write(p []byte) (int, error) {
-	for _, o := range d.older {
-		if _, err := o.Write(p); err != nil {
+func (d digests) Write(p []byte) (int, error) {
+	for _, x := range d {
+		if _, err := x.Write(p); err != nil {
 			return 0, err
 		}
 	}
-	return d.cur.Write(p)
+	return len(p), nil
 }
 
-func (d *digests) Sum() string { return d.cur.Sum() }
+func (d digests) Sum() string { return d[0].Sum() }
 
-func (d *digests) OlderSums() []string {
-	sums := make([]string, len(d.older))
-	for i, o := range d.older {
-		sums[i] = o.Sum()
+func (d digests) OlderSums() []string {
+	sums := make([]string, 0, len(d)-1)
+	for _, o := range d[1:] {
+		sums = append(sums, o.Sum())
 	}
 	return sums
 }

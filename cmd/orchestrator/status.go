@@ -173,19 +173,17 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		open = open[:*limit]
 	}
 	r.width = width
-	for _, is := range open[:min(len(bad), len(open))] {
-		si := statusIssue{ID: is.ID, Summary: is.Summary(), Priority: is.Priority, Status: statusQuarantined,
+	for i, is := range open {
+		si := statusIssue{ID: is.ID, Summary: is.Summary(), Priority: is.Priority, Status: is.Status,
 			Blocking: is.Blocking, AutoRetry: is.AutoRetry, RetryCount: is.RetryCount, MaxRetries: orchestrator.MaxRetries(cfg, is),
 			RepeatCount: is.SignatureRepeatCount, Halted: is.Halted}
-		for _, f := range is.Findings() {
-			si.Problems = append(si.Problems, f.String())
+		if i < len(bad) {
+			si.Status = statusQuarantined
+			for _, f := range is.Findings() {
+				si.Problems = append(si.Problems, f.String())
+			}
 		}
 		r.Issues = append(r.Issues, si)
-	}
-	for _, is := range open[min(len(bad), len(open)):] {
-		r.Issues = append(r.Issues, statusIssue{ID: is.ID, Summary: is.Summary(), Priority: is.Priority, Status: is.Status,
-			Blocking: is.Blocking, AutoRetry: is.AutoRetry, RetryCount: is.RetryCount, MaxRetries: orchestrator.MaxRetries(cfg, is),
-			RepeatCount: is.SignatureRepeatCount, Halted: is.Halted})
 	}
 	r.AutoRetryEnabled = st.AutoRetryEnabled && !p.SentinelPresent()
 	switch {
