@@ -25,8 +25,6 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/yuin/goldmark/parser"
 )
 
 // Finding is one problem in a state file, at a line and column (1-based).
@@ -237,7 +235,7 @@ func (d *doc) parseTables(check func(i int)) {
 			r.paras[1]++
 		}
 	}
-	run := func(md parser.Parser, buf *tableBuf, ri int) {
+	run := func(buf *tableBuf, ri int) {
 		r := d.records[ri]
 		// The field table is the first paragraph that goldmark reads as a
 		// table: prose with a pipe in it before the table must not hide it.
@@ -249,7 +247,7 @@ func (d *doc) parseTables(check func(i int)) {
 			if !p.hasPipe {
 				continue
 			}
-			if t = d.s.parseTable(md, p, buf); t != nil {
+			if t = d.s.fastTable(p, buf); t != nil {
 				r.tablePar, r.hasTable = k, true
 			} else if first := bytes.TrimSpace(d.s.lineText(p.line)); malformed < 0 && len(first) > 0 && first[0] == '|' {
 				malformed = k
@@ -265,9 +263,9 @@ func (d *doc) parseTables(check func(i int)) {
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if len(d.records) < 64 || workers < 2 {
-		md, buf := newBlockParser(), &tableBuf{}
+		buf := &tableBuf{}
 		for ri := range d.records {
-			run(md, buf, ri)
+			run(buf, ri)
 		}
 	} else {
 		var wg sync.WaitGroup
@@ -276,9 +274,9 @@ func (d *doc) parseTables(check func(i int)) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				md, buf := newBlockParser(), &tableBuf{}
+				buf := &tableBuf{}
 				for ri := range next {
-					run(md, buf, ri)
+					run(buf, ri)
 				}
 			}()
 		}
@@ -433,7 +431,7 @@ func (d *doc) table(r *record) *table {
 	if !r.hasTable {
 		return nil
 	}
-	return d.s.parseTable(nil, d.s.paras[r.tablePar], nil)
+	return d.s.fastTable(d.s.paras[r.tablePar], nil)
 }
 
 // foldKey returns a key for s under which every string that
