@@ -176,13 +176,13 @@ type Store struct {
 	Warn func([]Finding)
 }
 
-// Change is what an update writes.
 // LogLine is a line to append to an event log.
 type LogLine struct {
 	Path string
 	Line []byte // ends with a newline
 }
 
+// Change is what an update writes.
 type Change struct {
 	Queue []Edit
 	State []Edit
