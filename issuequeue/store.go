@@ -112,12 +112,12 @@ func (p Paths) Load() (*Queue, *State, error) {
 // LoadArchive reads and parses the archive as its history (see
 // ParseArchive), after Load: nil if there is none.
 func (p Paths) LoadArchive() (*Queue, error) {
-	b, err := os.ReadFile(p.Archive())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	b, err := readOptional(p.Archive())
 	if err != nil {
 		return nil, fmt.Errorf("reading the archive: %w", err)
+	}
+	if b == nil {
+		return nil, nil
 	}
 	return ParseArchive(p.Archive(), b), nil
 }
