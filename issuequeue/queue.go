@@ -487,15 +487,15 @@ func (is *Issue) load() {
 		}
 		is.PreviousSignatures = sigs
 	}
+	if known == len(r.fields) {
+		return // every row is a known field
+	}
 	for i := range r.fields {
-		if known == len(r.fields) {
-			break
-		}
 		f := &r.fields[i]
 		name := unescapeCell(string(d.src[f.name.start:f.name.end]))
-		if known := nearField(name); known != "" {
+		if near := nearField(name); near != "" {
 			r.findings = append(r.findings, d.finding(int(f.line), d.s.col(int(f.name.start)), false,
-				"unknown field %q, which is ignored as written; did you mean %q?", name, known))
+				"unknown field %q, which is ignored as written; did you mean %q?", name, near))
 		}
 	}
 }
