@@ -77,9 +77,11 @@ type record struct {
 	fields   []fieldRef // the field rows, first of each name
 	subs     []sub
 	findings []Finding
-	// dup: another record has the same key; quarantined: the record has
-	// errors of its own, so edits leave its bytes alone.
-	dup, quarantined bool
+	// dup: another record has the same key.
+	dup bool
+	// errs are the errors of the record's own, sorted, that quarantine it
+	// (see quarantined).
+	errs []Finding
 	// foreign: a section of the session state the tool does not own; its
 	// tables are someone else's to validate.
 	foreign bool
@@ -574,15 +576,12 @@ func (e *QuarantinedError) Error() string {
 	return b.String()
 }
 
+// quarantined reports whether the record has errors of its own, so that
+// edits leave its bytes alone.
+func (r *record) quarantined() bool { return len(r.errs) > 0 }
+
 func (d *doc) quarantinedError(r *record) error {
-	var fs []Finding
-	for _, f := range r.findings {
-		if !f.Warning {
-			fs = append(fs, f)
-		}
-	}
-	sortFindings(fs)
-	return &QuarantinedError{File: d.name, Key: r.key, Findings: fs}
+	return &QuarantinedError{File: d.name, Key: r.key, Findings: r.errs}
 }
 
 func (d *doc) validationError() error {

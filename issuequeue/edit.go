@@ -131,7 +131,7 @@ func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]
 			continue
 		}
 		r, ok := d.byKey[e.key]
-		if ok && r.quarantined {
+		if ok && r.quarantined() {
 			return nil, d.quarantinedError(r)
 		}
 		if !ok {

@@ -100,9 +100,8 @@ type Issue struct {
 	SignatureRepeatCount   int
 	Verify                 string
 
-	q        *Queue
-	r        *record
-	findings []Finding // its errors; any quarantines it
+	q *Queue
+	r *record
 }
 
 // validID reports whether id is ISSUE-YYYYMMDD-NNN (three or more digits).
@@ -254,14 +253,14 @@ func parseIssues(name string, src []byte, history bool) *Queue {
 	d.parseTables(func(i int) { q.all[i].load() }) // records and issues are in the same order
 	q.Issues = make([]*Issue, 0, len(q.all))
 	for _, is := range q.all {
-		for _, f := range is.r.findings {
+		r := is.r
+		for _, f := range r.findings {
 			if !f.Warning {
-				is.findings = append(is.findings, f)
+				r.errs = append(r.errs, f)
 			}
 		}
-		if len(is.findings) > 0 {
-			sortFindings(is.findings)
-			is.r.quarantined = true
+		if r.quarantined() {
+			sortFindings(r.errs)
 			q.Quarantined = append(q.Quarantined, is)
 		} else {
 			q.Issues = append(q.Issues, is)
@@ -322,7 +321,7 @@ func (q *Queue) Name() string { return q.d.name }
 // Issue returns the valid issue with the given ID, or nil. In an archive
 // it is the newest copy, or nil if that copy is not valid.
 func (q *Queue) Issue(id string) *Issue {
-	if r := q.d.byKey[id]; r != nil && !r.quarantined {
+	if r := q.d.byKey[id]; r != nil && !r.quarantined() {
 		return q.all[r.idx]
 	}
 	return nil
@@ -336,21 +335,21 @@ func (q *Queue) Lookup(id string) (*Issue, error) {
 	switch {
 	case r == nil:
 		return nil, &NotFoundError{File: q.d.name, Key: id}
-	case r.quarantined:
+	case r.quarantined():
 		return nil, q.d.quarantinedError(r)
 	}
 	return q.all[r.idx], nil
 }
 
 // Findings returns the errors that quarantine the issue; none for a valid one.
-func (is *Issue) Findings() []Finding { return is.findings }
+func (is *Issue) Findings() []Finding { return is.r.errs }
 
 // QuarantineFindings returns the errors of every quarantined issue, in file
 // order: what each command that reads the queue warns about.
 func (q *Queue) QuarantineFindings() []Finding {
 	var out []Finding
 	for _, is := range q.Quarantined {
-		out = append(out, is.findings...)
+		out = append(out, is.r.errs...)
 	}
 	return out
 }
