@@ -295,13 +295,13 @@ func (d *doc) parseTables(check func(i int)) {
 	}
 }
 
-// indexFields records the field rows of the record's table t (nil: it has
-// none) and reports the table's shape problems. t may live in a reused
-// buffer: what later reads need of it is copied into r.fields.
 // maxRowFindings is how many problems with the rows of one field table
 // are listed.
 const maxRowFindings = 100
 
+// indexFields records the field rows of the record's table t (nil: it has
+// none) and reports the table's shape problems. t may live in a reused
+// buffer: what later reads need of it is copied into r.fields.
 func (d *doc) indexFields(r *record, t *table) {
 	if t == nil {
 		return
