@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -283,13 +284,6 @@ func checkInvariants(t *testing.T, c *cli, when string, known, failed map[string
 		}
 	}
 	if total := c.state().TotalAutoRetries; total != sumRetries {
-		ids := slices.Sorted(func(yield func(string) bool) {
-			for id := range where {
-				if !yield(id) {
-					return
-				}
-			}
-		})
-		t.Errorf("%s: total_auto_retries %d, but the issues' Retry-Count add up to %d (%v)", when, total, sumRetries, ids)
+		t.Errorf("%s: total_auto_retries %d, but the issues' Retry-Count add up to %d (%v)", when, total, sumRetries, slices.Sorted(maps.Keys(where)))
 	}
 }
