@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/autoretry/orchestrator/statefile"
@@ -303,31 +304,31 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 				return err
 			}
 		}
-		if len(ch.Queue) == 0 {
-			if len(ch.State) > 0 && len(ch.Log) > 0 {
-				// The state file and the logs are written: the
-				// change needs its record like any of two files.
-				if err := s.writeIntent(intent{Log: logIntent(ch.Log), Files: []intentFile{
-					{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src), After: sum(sNext)},
-				}}); err != nil {
-					return err
-				}
-				intended = true
-			}
-			break
-		}
-		next, err := q.Apply(ch.Queue...)
-		if err != nil {
-			return err
-		}
-		if intended = len(moves) > 0 || len(ch.State) > 0 || len(ch.Log) > 0; intended {
-			err := s.writeIntent(intent{Moves: moves, Log: logIntent(ch.Log), Files: []intentFile{
-				{Name: QueueFile, Edits: encodeEdits(ch.Queue), Old: excerpt(q.d, ch.Queue), After: sum(next)},
-				{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src), After: sum(sNext)},
-			}})
-			if err != nil {
+		var next []byte
+		if len(ch.Queue) > 0 {
+			if next, err = q.Apply(ch.Queue...); err != nil {
 				return err
 			}
+		}
+		// A change that writes more than one of the archive, the queue,
+		// the state and the logs needs its record.
+		writes := 0
+		for _, n := range []int{len(moves), len(ch.Queue), len(ch.State), len(ch.Log)} {
+			if n > 0 {
+				writes++
+			}
+		}
+		if intended = writes > 1; intended {
+			files := []intentFile{{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src), After: sum(sNext)}}
+			if len(ch.Queue) > 0 {
+				files = slices.Insert(files, 0, intentFile{Name: QueueFile, Edits: encodeEdits(ch.Queue), Old: excerpt(q.d, ch.Queue), After: sum(next)})
+			}
+			if err := s.writeIntent(intent{Moves: moves, Log: logIntent(ch.Log), Files: files}); err != nil {
+				return err
+			}
+		}
+		if len(ch.Queue) == 0 {
+			break
 		}
 		if len(moves) > 0 {
 			if err := s.archiveBlocks(ctx, set, moves, nil); err != nil {
