@@ -87,7 +87,9 @@ func readOptional(path string) ([]byte, error) {
 }
 
 // Load reads and parses both files without locking, for commands that only
-// read. A missing file parses as empty; a missing directory is an error.
+// read; only a change a killed command left half done (see IntentFile) is
+// first completed under the write lock. A missing file parses as empty; a
+// missing directory is an error.
 func (p Paths) Load() (*Queue, *State, error) {
 	if fi, err := os.Stat(p.Dir); err != nil || !fi.IsDir() {
 		return nil, nil, &NoStateDirError{Dir: p.Dir}
