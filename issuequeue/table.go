@@ -21,7 +21,7 @@ type row struct {
 	width      int // cells written on the line, which may exceed the header's
 }
 
-// table is a GFM table found by goldmark in a top-level paragraph.
+// table is a GFM table, as goldmark reads it, in a top-level paragraph.
 type table struct {
 	line, endLine int // header line and the line after the last row
 	start, end    int // byte span from the header line to the end of the last row's text
