@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
 
 	"github.com/autoretry/orchestrator/issuequeue"
@@ -1269,40 +1267,16 @@ func TestProcessKillMidWrite(t *testing.T) {
 		}
 		next := oracle.read(".orchestrator/issue_queue.md")
 
-		w, err := fsnotify.NewWatcher()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Add(c.dir()); err != nil {
-			t.Fatal(err)
-		}
-		p := c.start(ctx, env, "fail", id, "--output", out)
-		var fire <-chan time.Time
+		var r result
+		var killed bool
 		targeted := i%2 == 0
-		if !targeted {
-			fire = time.After(rand.N(want.wall + want.wall/5))
+		if targeted {
+			r, killed = killWithin(ctx, t, c, env, 20*time.Millisecond, func(base string) bool {
+				return strings.HasPrefix(base, ".issue_queue.md.tmp-")
+			}, "fail", id, "--output", out)
+		} else {
+			r, killed = killWithin(ctx, t, c, env, want.wall+want.wall/5, nil, "fail", id, "--output", out)
 		}
-		killed := false
-	wait:
-		for {
-			select {
-			case ev := <-w.Events:
-				if targeted && fire == nil && ev.Has(fsnotify.Create) && strings.HasPrefix(filepath.Base(ev.Name), ".issue_queue.md.tmp-") {
-					fire = time.After(rand.N(20 * time.Millisecond))
-				}
-			case err := <-w.Errors:
-				t.Fatal(err)
-			case <-fire:
-				killed = p.cmd.Process.Signal(syscall.SIGKILL) == nil
-				fire = nil
-			case <-p.done:
-				break wait
-			case <-ctx.Done():
-				t.Fatal("fail still running at the deadline")
-			}
-		}
-		w.Close()
-		r := p.res
 		got, err := os.ReadFile(queuePath)
 		if err != nil {
 			t.Fatalf("after kill %d: %v", i, err)
