@@ -231,19 +231,29 @@ func TestIntentAroundAQuarantinedIssue(t *testing.T) {
 // so commands do not wait on it.
 func TestSettleFutureTime(t *testing.T) {
 	s := newIntentStore(t)
-	ahead := time.Now().Add(time.Hour)
-	if err := os.Chtimes(s.Queue(), ahead, ahead); err != nil {
-		t.Fatal(err)
-	}
+	writtenInPlaceAt(t, s.Queue(), time.Now().Add(time.Hour))
 	if newSettler().busy(s.Queue()) {
 		t.Error("a file dated an hour ahead is taken for a save going on")
 	}
-	now := time.Now()
-	if err := os.Chtimes(s.Queue(), now, now); err != nil {
-		t.Fatal(err)
-	}
+	writtenInPlaceAt(t, s.Queue(), time.Now())
 	if !newSettler().busy(s.Queue()) {
 		t.Error("a file someone wrote just now is not taken for a save that may be going on")
+	}
+}
+
+// writtenInPlaceAt dates the file at path at about when, as if it had been
+// written in place then: without the mark of a file the tool put in place
+// whole (see statefile.WrittenWhole), which the time's nanoseconds would
+// carry by chance once in a thousand.
+func writtenInPlaceAt(t *testing.T, path string, when time.Time) {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	when = when.Truncate(time.Microsecond).Add(time.Duration((fi.Size() + 1) % 1000))
+	if err := os.Chtimes(path, when, when); err != nil {
+		t.Fatal(err)
 	}
 }
 
