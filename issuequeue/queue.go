@@ -173,6 +173,7 @@ func parseIssues(name string, src []byte, history bool) *Queue {
 	// An issue heading ends the issue before it, whatever the levels: an
 	// issue nested under another is an issue of its own, not a part of it.
 	isIssue := make([]bool, len(d.s.headings))
+	n := 0
 	for hi, h := range d.s.headings {
 		if !issueTitleish(h.title) {
 			continue
@@ -187,11 +188,6 @@ func parseIssues(name string, src []byte, history bool) *Queue {
 				"%s is a level-%d heading; only ## and ### headings are issues", id, h.level))
 		default:
 			isIssue[hi] = true
-		}
-	}
-	n := 0
-	for _, ok := range isIssue {
-		if ok {
 			n++
 		}
 	}
