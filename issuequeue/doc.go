@@ -25,8 +25,6 @@ import (
 	"sync"
 	"unicode"
 	"unicode/utf8"
-
-	"github.com/yuin/goldmark/parser"
 )
 
 // Finding is one problem in a state file, at a line and column (1-based).
@@ -79,9 +77,11 @@ type record struct {
 	fields   []fieldRef // the field rows, first of each name
 	subs     []sub
 	findings []Finding
-	// dup: another record has the same key; quarantined: the record has
-	// errors of its own, so edits leave its bytes alone.
-	dup, quarantined bool
+	// dup: another record has the same key.
+	dup bool
+	// errs are the errors of the record's own, sorted, that quarantine it
+	// (see quarantined).
+	errs []Finding
 	// foreign: a section of the session state the tool does not own; its
 	// tables are someone else's to validate.
 	foreign bool
@@ -237,7 +237,7 @@ func (d *doc) parseTables(check func(i int)) {
 			r.paras[1]++
 		}
 	}
-	run := func(md parser.Parser, buf *tableBuf, ri int) {
+	run := func(buf *tableBuf, ri int) {
 		r := d.records[ri]
 		// The field table is the first paragraph that goldmark reads as a
 		// table: prose with a pipe in it before the table must not hide it.
@@ -249,7 +249,7 @@ func (d *doc) parseTables(check func(i int)) {
 			if !p.hasPipe {
 				continue
 			}
-			if t = d.s.parseTable(md, p, buf); t != nil {
+			if t = d.s.fastTable(p, buf); t != nil {
 				r.tablePar, r.hasTable = k, true
 			} else if first := bytes.TrimSpace(d.s.lineText(p.line)); malformed < 0 && len(first) > 0 && first[0] == '|' {
 				malformed = k
@@ -265,9 +265,9 @@ func (d *doc) parseTables(check func(i int)) {
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if len(d.records) < 64 || workers < 2 {
-		md, buf := newBlockParser(), &tableBuf{}
+		buf := &tableBuf{}
 		for ri := range d.records {
-			run(md, buf, ri)
+			run(buf, ri)
 		}
 	} else {
 		var wg sync.WaitGroup
@@ -276,9 +276,9 @@ func (d *doc) parseTables(check func(i int)) {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				md, buf := newBlockParser(), &tableBuf{}
+				buf := &tableBuf{}
 				for ri := range next {
-					run(md, buf, ri)
+					run(buf, ri)
 				}
 			}()
 		}
@@ -295,13 +295,13 @@ func (d *doc) parseTables(check func(i int)) {
 	}
 }
 
-// indexFields records the field rows of the record's table t (nil: it has
-// none) and reports the table's shape problems. t may live in a reused
-// buffer: what later reads need of it is copied into r.fields.
 // maxRowFindings is how many problems with the rows of one field table
 // are listed.
 const maxRowFindings = 100
 
+// indexFields records the field rows of the record's table t (nil: it has
+// none) and reports the table's shape problems. t may live in a reused
+// buffer: what later reads need of it is copied into r.fields.
 func (d *doc) indexFields(r *record, t *table) {
 	if t == nil {
 		return
@@ -433,7 +433,7 @@ func (d *doc) table(r *record) *table {
 	if !r.hasTable {
 		return nil
 	}
-	return d.s.parseTable(nil, d.s.paras[r.tablePar], nil)
+	return d.s.fastTable(d.s.paras[r.tablePar], nil)
 }
 
 // foldKey returns a key for s under which every string that
@@ -576,15 +576,12 @@ func (e *QuarantinedError) Error() string {
 	return b.String()
 }
 
+// quarantined reports whether the record has errors of its own, so that
+// edits leave its bytes alone.
+func (r *record) quarantined() bool { return len(r.errs) > 0 }
+
 func (d *doc) quarantinedError(r *record) error {
-	var fs []Finding
-	for _, f := range r.findings {
-		if !f.Warning {
-			fs = append(fs, f)
-		}
-	}
-	sortFindings(fs)
-	return &QuarantinedError{File: d.name, Key: r.key, Findings: fs}
+	return &QuarantinedError{File: d.name, Key: r.key, Findings: r.errs}
 }
 
 func (d *doc) validationError() error {

@@ -131,7 +131,7 @@ func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]
 			continue
 		}
 		r, ok := d.byKey[e.key]
-		if ok && r.quarantined {
+		if ok && r.quarantined() {
 			return nil, d.quarantinedError(r)
 		}
 		if !ok {
@@ -427,7 +427,7 @@ func (d *doc) sectionTable(sb sub) *table {
 		if !d.s.paras[k].hasPipe {
 			continue
 		}
-		if t := d.s.parseTable(nil, d.s.paras[k], nil); t != nil {
+		if t := d.s.fastTable(d.s.paras[k], nil); t != nil {
 			return t
 		}
 	}

@@ -7,16 +7,15 @@ import "bytes"
 // without building an AST: goldmark's nodes for a table take a hundred
 // times its size in memory, and a queue of 10,000 issues has 10,000 tables.
 // TestFastTableAgreesWithGoldmark and FuzzFastTable hold the two to the
-// same result; ok is false where the two could differ and goldmark decides
-// (there is no such case left, but callers keep the fallback).
+// same result. It returns nil if goldmark sees no table in p.
 //
 // With buf, the table is built in buf's memory, which the next call reuses:
 // the parallel parse reads every field table once, keeps what it needs from
 // it (see fieldRef), and so touches far less memory.
-func (s *scan) fastTable(p para, buf *tableBuf) (t *table, ok bool) {
+func (s *scan) fastTable(p para, buf *tableBuf) *table {
 	hdr, cols, found := s.tableHeader(p, false)
 	if !found {
-		return nil, true
+		return nil
 	}
 	// One array holds the cells of every row: a row is a slice of it.
 	nrows := p.endLine - hdr - 2
@@ -35,7 +34,7 @@ func (s *scan) fastTable(p para, buf *tableBuf) (t *table, ok bool) {
 	if cap(rows) < nrows {
 		rows = make([]row, 0, nrows)
 	}
-	t = &buf.t
+	t := &buf.t
 	*t = table{header: header, line: hdr, start: header.start, rows: rows[:nrows]}
 	for i := range t.rows {
 		t.rows[i], cells = s.fastRow(hdr+2+i, cols, cells)
@@ -46,7 +45,7 @@ func (s *scan) fastTable(p para, buf *tableBuf) (t *table, ok bool) {
 		last = t.rows[len(t.rows)-1].line
 	}
 	t.end, t.endLine = s.lineEnd(last), last+1
-	return t, true
+	return t
 }
 
 // tableHeader returns where goldmark's table extension sees a table in the

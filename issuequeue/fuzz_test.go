@@ -82,7 +82,7 @@ func FuzzParse(f *testing.F) {
 			last[is.ID] = is
 		}
 		for id, is := range last {
-			if got := a.Issue(id); got != nil && got != is || got == nil && !is.r.quarantined {
+			if got := a.Issue(id); got != nil && got != is || got == nil && !is.r.quarantined() {
 				t.Fatalf("archive lookup of %s gives the copy at line %v, want line %d", id, got, is.Line)
 			}
 		}

@@ -205,20 +205,26 @@ func (s *Store) recoverIntent(ctx context.Context, set *settler) error {
 		// before the first write.
 		return s.removeIntent()
 	}
+	if err := s.complete(ctx, set, in); err != nil {
+		return fmt.Errorf("completing the interrupted %s: %w", in.Command, err)
+	}
+	return s.removeIntent()
+}
+
+// complete makes the writes of the change in that a kill may have kept
+// from being made, in the change's order.
+func (s *Store) complete(ctx context.Context, set *settler, in intent) error {
 	if len(in.Moves) > 0 {
 		if err := s.recoverMoves(ctx, set, in.Moves); err != nil {
-			return fmt.Errorf("completing the interrupted %s: %w", in.Command, err)
+			return err
 		}
 	}
 	for _, f := range in.Files {
 		if err := s.recoverFile(ctx, set, f); err != nil {
-			return fmt.Errorf("completing the interrupted %s: %w", in.Command, err)
+			return err
 		}
 	}
-	if err := recoverLog(in.Log); err != nil {
-		return fmt.Errorf("completing the interrupted %s: %w", in.Command, err)
-	}
-	return s.removeIntent()
+	return recoverLog(in.Log)
 }
 
 func (s *Store) recoverFile(ctx context.Context, set *settler, f intentFile) error {

@@ -66,11 +66,24 @@ func newIntentStore(t *testing.T) *Store {
 	t.Helper()
 	s := &Store{Paths: Paths{Dir: t.TempDir()}, Command: "test"}
 	for name, text := range map[string]string{QueueFile: intentQueue, StateFile: intentState} {
-		if err := os.WriteFile(filepath.Join(s.Dir, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		write(t, filepath.Join(s.Dir, name), text)
 	}
 	return s
+}
+
+func write(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// mustRecover completes what an interrupted update of s left.
+func mustRecover(t *testing.T, s *Store) {
+	t.Helper()
+	if err := s.Recover(context.Background()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func read(t *testing.T, path string) string {
@@ -103,9 +116,7 @@ func TestIntentCompletesTheSecondWrite(t *testing.T) {
 		t.Fatal("the interrupted update did not stop between the queue and the state")
 	}
 	hand := strings.Replace(read(t, s.Queue()), "Flaky test", "Flaky test, seen by hand", 1)
-	if err := os.WriteFile(s.Queue(), []byte(hand), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	write(t, s.Queue(), hand)
 	q, st, err := s.Load()
 	if err != nil {
 		t.Fatal(err)
@@ -129,12 +140,8 @@ func TestIntentCompletesTheSecondWrite(t *testing.T) {
 func TestIntentLeavesAPersonsEdit(t *testing.T) {
 	s := newIntentStore(t)
 	interrupted(t, s, retryChange)
-	if err := os.WriteFile(s.State(), []byte(strings.Replace(intentState, "| 2 |", "| 0 |", 1)), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Recover(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	write(t, s.State(), strings.Replace(intentState, "| 2 |", "| 0 |", 1))
+	mustRecover(t, s)
 	if got := read(t, s.State()); !strings.Contains(got, "| total_auto_retries | 0 |") {
 		t.Errorf("the person's total_auto_retries 0 was not kept:\n%s", got)
 	}
@@ -150,9 +157,7 @@ func moveResolved(q *Queue, st *State) (Change, error) {
 func TestIntentCompletesAnArchive(t *testing.T) {
 	s := newIntentStore(t)
 	interrupted(t, s, moveResolved)
-	if err := s.Recover(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	mustRecover(t, s)
 	q, a := ParseQueue("q", []byte(read(t, s.Queue()))), ParseQueue("a", []byte(read(t, s.Archive())))
 	if q.Issue("ISSUE-20261122-002") != nil || a.Issue("ISSUE-20261122-002") == nil || strings.Count(read(t, s.Archive()), "## ISSUE-20261122-002") != 1 {
 		t.Errorf("after recovery the issue is not in the archive alone, once:\nqueue:\n%s\narchive:\n%s", read(t, s.Queue()), read(t, s.Archive()))
@@ -165,12 +170,8 @@ func TestIntentCompletesAnArchive(t *testing.T) {
 func editAfterInterruptedArchive(t *testing.T, s *Store) {
 	t.Helper()
 	edited := strings.Replace(read(t, s.Queue()), "Flaky test", "Flaky test: it failed again", 1)
-	if err := os.WriteFile(s.Queue(), []byte(edited), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.Recover(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	write(t, s.Queue(), edited)
+	mustRecover(t, s)
 	if got := read(t, s.Queue()); got != edited {
 		t.Errorf("the queue's newer copy was changed:\n%s", got)
 	}
@@ -200,9 +201,7 @@ func TestIntentCreatesAMissingState(t *testing.T) {
 	if _, err := os.Stat(s.State()); !os.IsNotExist(err) {
 		t.Fatalf("the interrupted update wrote the state: %v", err)
 	}
-	if err := s.Recover(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	mustRecover(t, s)
 	if got := read(t, s.State()); !strings.Contains(got, "| total_auto_retries | 3 |") {
 		t.Errorf("the missing state was not completed:\n%s", got)
 	}
@@ -215,9 +214,7 @@ func TestIntentAroundAQuarantinedIssue(t *testing.T) {
 	s := newIntentStore(t)
 	interrupted(t, s, retryChange)
 	hand := strings.Replace(read(t, s.Queue()), "| Retry-Count | 3 |", "| Retry-Count | three |", 1)
-	if err := os.WriteFile(s.Queue(), []byte(hand), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	write(t, s.Queue(), hand)
 	if err := s.Recover(context.Background()); err != nil {
 		t.Fatalf("recovery around a quarantined issue: %v", err)
 	}
@@ -234,19 +231,29 @@ func TestIntentAroundAQuarantinedIssue(t *testing.T) {
 // so commands do not wait on it.
 func TestSettleFutureTime(t *testing.T) {
 	s := newIntentStore(t)
-	ahead := time.Now().Add(time.Hour)
-	if err := os.Chtimes(s.Queue(), ahead, ahead); err != nil {
-		t.Fatal(err)
-	}
+	writtenInPlaceAt(t, s.Queue(), time.Now().Add(time.Hour))
 	if newSettler().busy(s.Queue()) {
 		t.Error("a file dated an hour ahead is taken for a save going on")
 	}
-	now := time.Now()
-	if err := os.Chtimes(s.Queue(), now, now); err != nil {
-		t.Fatal(err)
-	}
+	writtenInPlaceAt(t, s.Queue(), time.Now())
 	if !newSettler().busy(s.Queue()) {
 		t.Error("a file someone wrote just now is not taken for a save that may be going on")
+	}
+}
+
+// writtenInPlaceAt dates the file at path at about when, as if it had been
+// written in place then: without the mark of a file the tool put in place
+// whole (see statefile.WrittenWhole), which the time's nanoseconds would
+// carry by chance once in a thousand.
+func writtenInPlaceAt(t *testing.T, path string, when time.Time) {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	when = when.Truncate(time.Microsecond).Add(time.Duration((fi.Size() + 1) % 1000))
+	if err := os.Chtimes(path, when, when); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -268,9 +275,7 @@ Note by hand: the CI runner was out of disk then.
 func newArchivedStore(t *testing.T) *Store {
 	t.Helper()
 	s := newIntentStore(t)
-	if err := os.WriteFile(s.Archive(), []byte(archivedBefore), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	write(t, s.Archive(), archivedBefore)
 	return s
 }
 
@@ -313,9 +318,7 @@ func TestArchiveKeepsEveryCopy(t *testing.T) {
 	}
 	// The queue's copy comes back (restored from a backup) and is moved
 	// again: the archive holds it already.
-	if err := os.WriteFile(s.Queue(), []byte(intentQueue), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	write(t, s.Queue(), intentQueue)
 	if err := s.Update(context.Background(), moveResolved); err != nil {
 		t.Fatal(err)
 	}
@@ -332,9 +335,7 @@ func TestIntentCompletesAnArchiveOverAnOlderCopy(t *testing.T) {
 	interrupted(t, s, moveResolved)
 	written := read(t, s.Archive())
 	for range 2 {
-		if err := s.Recover(context.Background()); err != nil {
-			t.Fatal(err)
-		}
+		mustRecover(t, s)
 	}
 	got := read(t, s.Archive())
 	if got != written || !strings.HasPrefix(got, archivedBefore) || len(archiveCopies(t, s, "ISSUE-20261122-002")) != 2 {
@@ -345,13 +346,9 @@ func TestIntentCompletesAnArchiveOverAnOlderCopy(t *testing.T) {
 	}
 	// A second archive killed after writing the archive again, with the
 	// queue as before: completing it adds no third copy.
-	if err := os.WriteFile(s.Queue(), []byte(intentQueue), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	write(t, s.Queue(), intentQueue)
 	interrupted(t, s, moveResolved)
-	if err := s.Recover(context.Background()); err != nil {
-		t.Fatal(err)
-	}
+	mustRecover(t, s)
 	if again := read(t, s.Archive()); again != got {
 		t.Errorf("completing the archive of a copy held already changed the archive:\n%s", again)
 	}
@@ -404,9 +401,7 @@ func TestIntentKeepsACopyHeldBefore(t *testing.T) {
 		t.Fatal(err)
 	}
 	archived := read(t, s.Archive())
-	if err := os.WriteFile(s.Queue(), []byte(intentQueue), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	write(t, s.Queue(), intentQueue)
 	interrupted(t, s, moveResolved)
 	editAfterInterruptedArchive(t, s)
 	if got := read(t, s.Archive()); got != archived {

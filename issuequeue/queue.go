@@ -100,9 +100,8 @@ type Issue struct {
 	SignatureRepeatCount   int
 	Verify                 string
 
-	q        *Queue
-	r        *record
-	findings []Finding // its errors; any quarantines it
+	q *Queue
+	r *record
 }
 
 // validID reports whether id is ISSUE-YYYYMMDD-NNN (three or more digits).
@@ -174,6 +173,7 @@ func parseIssues(name string, src []byte, history bool) *Queue {
 	// An issue heading ends the issue before it, whatever the levels: an
 	// issue nested under another is an issue of its own, not a part of it.
 	isIssue := make([]bool, len(d.s.headings))
+	n := 0
 	for hi, h := range d.s.headings {
 		if !issueTitleish(h.title) {
 			continue
@@ -188,11 +188,6 @@ func parseIssues(name string, src []byte, history bool) *Queue {
 				"%s is a level-%d heading; only ## and ### headings are issues", id, h.level))
 		default:
 			isIssue[hi] = true
-		}
-	}
-	n := 0
-	for _, ok := range isIssue {
-		if ok {
 			n++
 		}
 	}
@@ -254,14 +249,14 @@ func parseIssues(name string, src []byte, history bool) *Queue {
 	d.parseTables(func(i int) { q.all[i].load() }) // records and issues are in the same order
 	q.Issues = make([]*Issue, 0, len(q.all))
 	for _, is := range q.all {
-		for _, f := range is.r.findings {
+		r := is.r
+		for _, f := range r.findings {
 			if !f.Warning {
-				is.findings = append(is.findings, f)
+				r.errs = append(r.errs, f)
 			}
 		}
-		if len(is.findings) > 0 {
-			sortFindings(is.findings)
-			is.r.quarantined = true
+		if r.quarantined() {
+			sortFindings(r.errs)
 			q.Quarantined = append(q.Quarantined, is)
 		} else {
 			q.Issues = append(q.Issues, is)
@@ -322,7 +317,7 @@ func (q *Queue) Name() string { return q.d.name }
 // Issue returns the valid issue with the given ID, or nil. In an archive
 // it is the newest copy, or nil if that copy is not valid.
 func (q *Queue) Issue(id string) *Issue {
-	if r := q.d.byKey[id]; r != nil && !r.quarantined {
+	if r := q.d.byKey[id]; r != nil && !r.quarantined() {
 		return q.all[r.idx]
 	}
 	return nil
@@ -336,21 +331,21 @@ func (q *Queue) Lookup(id string) (*Issue, error) {
 	switch {
 	case r == nil:
 		return nil, &NotFoundError{File: q.d.name, Key: id}
-	case r.quarantined:
+	case r.quarantined():
 		return nil, q.d.quarantinedError(r)
 	}
 	return q.all[r.idx], nil
 }
 
 // Findings returns the errors that quarantine the issue; none for a valid one.
-func (is *Issue) Findings() []Finding { return is.findings }
+func (is *Issue) Findings() []Finding { return is.r.errs }
 
 // QuarantineFindings returns the errors of every quarantined issue, in file
 // order: what each command that reads the queue warns about.
 func (q *Queue) QuarantineFindings() []Finding {
 	var out []Finding
 	for _, is := range q.Quarantined {
-		out = append(out, is.findings...)
+		out = append(out, is.r.errs...)
 	}
 	return out
 }
@@ -487,15 +482,15 @@ func (is *Issue) load() {
 		}
 		is.PreviousSignatures = sigs
 	}
+	if known == len(r.fields) {
+		return // every row is a known field
+	}
 	for i := range r.fields {
-		if known == len(r.fields) {
-			break
-		}
 		f := &r.fields[i]
 		name := unescapeCell(string(d.src[f.name.start:f.name.end]))
-		if known := nearField(name); known != "" {
+		if near := nearField(name); near != "" {
 			r.findings = append(r.findings, d.finding(int(f.line), d.s.col(int(f.name.start)), false,
-				"unknown field %q, which is ignored as written; did you mean %q?", name, known))
+				"unknown field %q, which is ignored as written; did you mean %q?", name, near))
 		}
 	}
 }

@@ -693,7 +693,7 @@ func (s *scan) surelyOutside(a int) int {
 // newBlockParser returns a goldmark parser with the block parsers and
 // paragraph transformers (link reference definitions, GFM tables) of
 // goldmark with the table extension, and no inline parsers: the scanner
-// and the table reader need only the block structure and source spans.
+// needs only the block structure and source spans.
 func newBlockParser() parser.Parser {
 	return parser.NewParser(
 		parser.WithBlockParsers(parser.DefaultBlockParsers()...),

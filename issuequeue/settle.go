@@ -32,11 +32,10 @@ const (
 // settler is the waiting budget of one command.
 type settler struct {
 	deadline time.Time
-	now      func() time.Time
 }
 
 func newSettler() *settler {
-	return &settler{deadline: time.Now().Add(SettleTime), now: time.Now}
+	return &settler{deadline: time.Now().Add(SettleTime)}
 }
 
 // stamp identifies a version of a file without reading it.
@@ -89,7 +88,7 @@ func (s *settler) saving(path string) bool {
 // busy reports whether the file at path may be in the middle of a save:
 // written by someone else than the tool, a moment ago.
 func (s *settler) busy(path string) bool {
-	return !settled(s.now(), stampOf(path).settledAt())
+	return !settled(time.Now(), stampOf(path).settledAt())
 }
 
 // settled reports whether a file that settles at at has settled by now. A
@@ -109,7 +108,7 @@ func (e *SavingError) Error() string {
 }
 
 // left reports whether the budget is not spent.
-func (s *settler) left() bool { return s.now().Before(s.deadline) }
+func (s *settler) left() bool { return time.Now().Before(s.deadline) }
 
 // wait is called when what the file at path held (seen; nil: missing)
 // does not make sense for the command, or may be half a save. It waits
@@ -119,7 +118,7 @@ func (s *settler) left() bool { return s.now().Before(s.deadline) }
 func (s *settler) wait(ctx context.Context, path string, seen []byte) bool {
 	start := stampOf(path)
 	for poll := time.Millisecond; ; poll = min(2*poll, settlePoll) {
-		now := s.now()
+		now := time.Now()
 		if !now.Before(s.deadline) {
 			return false
 		}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/autoretry/orchestrator/statefile"
@@ -86,7 +87,9 @@ func readOptional(path string) ([]byte, error) {
 }
 
 // Load reads and parses both files without locking, for commands that only
-// read. A missing file parses as empty; a missing directory is an error.
+// read; only a change a killed command left half done (see IntentFile) is
+// first completed under the write lock. A missing file parses as empty; a
+// missing directory is an error.
 func (p Paths) Load() (*Queue, *State, error) {
 	if fi, err := os.Stat(p.Dir); err != nil || !fi.IsDir() {
 		return nil, nil, &NoStateDirError{Dir: p.Dir}
@@ -112,12 +115,12 @@ func (p Paths) Load() (*Queue, *State, error) {
 // LoadArchive reads and parses the archive as its history (see
 // ParseArchive), after Load: nil if there is none.
 func (p Paths) LoadArchive() (*Queue, error) {
-	b, err := os.ReadFile(p.Archive())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	b, err := readOptional(p.Archive())
 	if err != nil {
 		return nil, fmt.Errorf("reading the archive: %w", err)
+	}
+	if b == nil {
+		return nil, nil
 	}
 	return ParseArchive(p.Archive(), b), nil
 }
@@ -176,13 +179,13 @@ type Store struct {
 	Warn func([]Finding)
 }
 
-// Change is what an update writes.
 // LogLine is a line to append to an event log.
 type LogLine struct {
 	Path string
 	Line []byte // ends with a newline
 }
 
+// Change is what an update writes.
 type Change struct {
 	Queue []Edit
 	State []Edit
@@ -303,31 +306,31 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 				return err
 			}
 		}
-		if len(ch.Queue) == 0 {
-			if len(ch.State) > 0 && len(ch.Log) > 0 {
-				// The state file and the logs are written: the
-				// change needs its record like any of two files.
-				if err := s.writeIntent(intent{Log: logIntent(ch.Log), Files: []intentFile{
-					{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src), After: sum(sNext)},
-				}}); err != nil {
-					return err
-				}
-				intended = true
-			}
-			break
-		}
-		next, err := q.Apply(ch.Queue...)
-		if err != nil {
-			return err
-		}
-		if intended = len(moves) > 0 || len(ch.State) > 0 || len(ch.Log) > 0; intended {
-			err := s.writeIntent(intent{Moves: moves, Log: logIntent(ch.Log), Files: []intentFile{
-				{Name: QueueFile, Edits: encodeEdits(ch.Queue), Old: excerpt(q.d, ch.Queue), After: sum(next)},
-				{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src), After: sum(sNext)},
-			}})
-			if err != nil {
+		var next []byte
+		if len(ch.Queue) > 0 {
+			if next, err = q.Apply(ch.Queue...); err != nil {
 				return err
 			}
+		}
+		// A change that writes more than one of the archive, the queue,
+		// the state and the logs needs its record.
+		writes := 0
+		for _, n := range []int{len(moves), len(ch.Queue), len(ch.State), len(ch.Log)} {
+			if n > 0 {
+				writes++
+			}
+		}
+		if intended = writes > 1; intended {
+			files := []intentFile{{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src), After: sum(sNext)}}
+			if len(ch.Queue) > 0 {
+				files = slices.Insert(files, 0, intentFile{Name: QueueFile, Edits: encodeEdits(ch.Queue), Old: excerpt(q.d, ch.Queue), After: sum(next)})
+			}
+			if err := s.writeIntent(intent{Moves: moves, Log: logIntent(ch.Log), Files: files}); err != nil {
+				return err
+			}
+		}
+		if len(ch.Queue) == 0 {
+			break
 		}
 		if len(moves) > 0 {
 			if err := s.archiveBlocks(ctx, set, moves, nil); err != nil {

@@ -4,11 +4,6 @@ import (
 	"bytes"
 	"sort"
 	"strings"
-
-	"github.com/yuin/goldmark/ast"
-	extast "github.com/yuin/goldmark/extension/ast"
-	"github.com/yuin/goldmark/parser"
-	"github.com/yuin/goldmark/text"
 )
 
 // cell is one table cell: the byte span of its trimmed text in the source.
@@ -26,7 +21,7 @@ type row struct {
 	width      int // cells written on the line, which may exceed the header's
 }
 
-// table is a GFM table found by goldmark in a top-level paragraph.
+// table is a GFM table, as goldmark reads it, in a top-level paragraph.
 type table struct {
 	line, endLine int // header line and the line after the last row
 	start, end    int // byte span from the header line to the end of the last row's text
@@ -38,87 +33,6 @@ type table struct {
 type tableBuf struct {
 	t     table
 	cells []cell
-}
-
-// parseTable parses the paragraph p as goldmark would and returns its
-// table, or nil if goldmark does not see one there. md is a parser from
-// newBlockParser (not safe for concurrent use), or nil to make one if the
-// fast path cannot decide. With buf, the table may live in buf's memory,
-// valid until buf is used again.
-func (s *scan) parseTable(md parser.Parser, p para, buf *tableBuf) *table {
-	if t, ok := s.fastTable(p, buf); ok {
-		return t
-	}
-	if md == nil {
-		md = newBlockParser()
-	}
-	return s.goldmarkTable(md, p)
-}
-
-// goldmarkTable parses the paragraph p with goldmark.
-func (s *scan) goldmarkTable(md parser.Parser, p para) *table {
-	sub := s.src[p.start:p.end]
-	doc := md.Parse(text.NewReader(sub))
-	var t *table
-	for n := doc.FirstChild(); n != nil && t == nil; n = n.NextSibling() {
-		tn, ok := n.(*extast.Table)
-		if !ok {
-			continue
-		}
-		t = &table{}
-		first := true
-		for r := tn.FirstChild(); r != nil; r = r.NextSibling() {
-			rw := s.tableRow(r, p.start)
-			if first {
-				t.header = rw
-				first = false
-			} else {
-				t.rows = append(t.rows, rw)
-			}
-		}
-	}
-	if t == nil {
-		return nil
-	}
-	t.line = t.header.line
-	t.start = t.header.start
-	// The delimiter row has no node of its own; it is the header's next line.
-	lastLine := t.header.line + 1
-	if len(t.rows) > 0 {
-		lastLine = t.rows[len(t.rows)-1].line
-	}
-	t.end = s.lineEnd(lastLine)
-	t.endLine = lastLine + 1
-	return t
-}
-
-func (s *scan) tableRow(r ast.Node, base int) row {
-	// Row nodes carry the position of their line; cells carry trimmed spans.
-	var rw row
-	var pos int
-	switch rr := r.(type) {
-	case *extast.TableHeader:
-		pos = rr.Pos()
-	case *extast.TableRow:
-		pos = rr.Pos()
-	}
-	if pos < 0 {
-		pos = 0
-	}
-	rw.line = s.lineOf(base + pos)
-	rw.start = s.lineStart(rw.line)
-	rw.end = s.lineEnd(rw.line)
-	for c := r.FirstChild(); c != nil; c = c.NextSibling() {
-		segs := c.Lines()
-		if segs.Len() == 0 {
-			rw.cells = append(rw.cells, cell{missing: true})
-			continue
-		}
-		sg := segs.At(0)
-		rw.cells = append(rw.cells, cell{start: base + sg.Start, end: base + segs.At(segs.Len()-1).Stop})
-	}
-	rw.width = countCells(s.src[rw.start:rw.end])
-	return rw
 }
 
 // countCells counts the cells written on a table line the way GFM splits

@@ -63,7 +63,7 @@ func generatedFileSafe(path string) error {
 		return &UnsafeFileError{Path: path, Reason: "is a symbolic link: the tool does not write through links; remove the link, or point the tool at the real file"}
 	case !fi.Mode().IsRegular():
 		return &UnsafeFileError{Path: path, Reason: "is not a regular file"}
-	case hardLinked(fi):
+	case hardLinks(fi) > 1:
 		return &UnsafeFileError{Path: path, Reason: "has more than one hard link: replacing it would leave the other names with the old content; replace it with a copy of its own"}
 	}
 	return nil

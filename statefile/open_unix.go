@@ -26,7 +26,7 @@ func OpenNoLink(path string, flag int, perm os.FileMode) (*os.File, error) {
 		f.Close()
 		return nil, err
 	}
-	if hardLinked(fi) {
+	if hardLinks(fi) > 1 {
 		f.Close()
 		return nil, &UnsafeFileError{Path: path, Reason: "has more than one hard link: writing it would change the other names too; replace it with a copy"}
 	}
@@ -37,8 +37,10 @@ func OpenNoLink(path string, flag int, perm os.FileMode) (*os.File, error) {
 	return f, nil
 }
 
-// hardLinked reports whether the file has more than one hard link.
-func hardLinked(fi os.FileInfo) bool {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	return ok && st.Nlink > 1
+// hardLinks returns the number of hard links of the file fi describes.
+func hardLinks(fi os.FileInfo) uint64 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return uint64(st.Nlink)
+	}
+	return 1
 }

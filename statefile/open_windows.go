@@ -11,6 +11,6 @@ func OpenNoLink(path string, flag int, perm os.FileMode) (*os.File, error) {
 	return os.OpenFile(path, flag, perm)
 }
 
-// hardLinked reports whether the file has more than one hard link, which
-// os.FileInfo does not tell on Windows.
-func hardLinked(os.FileInfo) bool { return false }
+// hardLinks returns the number of hard links of the file fi describes,
+// which os.FileInfo does not tell on Windows: 1.
+func hardLinks(os.FileInfo) uint64 { return 1 }

@@ -645,3 +645,53 @@ func TestTempTarget(t *testing.T) {
 		}
 	}
 }
+
+// Replace marks the file it puts in place as written whole, which a file
+// written in place is not, even if its time stays: its size no longer
+// matches the mark.
+func TestReplaceMarksWholeFiles(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "issue_queue.md")
+	writeFile(t, path, orig)
+	inPlace := time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC) // 789 ns past the microsecond; orig is 10 bytes
+	if err := os.Chtimes(path, inPlace, inPlace); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !fi.ModTime().Equal(inPlace) {
+		t.Skipf("the file system keeps times to %v, not to the nanosecond", fi.ModTime())
+	}
+	if WrittenWhole(fi) {
+		t.Fatal("a file written in place counts as written whole")
+	}
+	if err := Replace(path, orig, next, nil); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err = os.Lstat(path); err != nil {
+		t.Fatal(err)
+	}
+	if !WrittenWhole(fi) {
+		t.Errorf("the file Replace put in place (%d bytes, modified %v) is not marked as written whole", fi.Size(), fi.ModTime())
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("c: 3\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err = os.Lstat(path); err != nil {
+		t.Fatal(err)
+	}
+	if WrittenWhole(fi) {
+		t.Error("a file appended to in place still counts as written whole")
+	}
+}

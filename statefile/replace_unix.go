@@ -346,9 +346,9 @@ func safe(path string, fi os.FileInfo) error {
 	case !fi.Mode().IsRegular():
 		return &UnsafeFileError{Path: path, Reason: "is not a regular file"}
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 1 {
+	if n := hardLinks(fi); n > 1 {
 		return &UnsafeFileError{Path: path, Reason: fmt.Sprintf(
-			"has %d hard links: rename would leave the other names with the old content; replace it with a copy of its own", st.Nlink)}
+			"has %d hard links: rename would leave the other names with the old content; replace it with a copy of its own", n)}
 	}
 	return nil
 }

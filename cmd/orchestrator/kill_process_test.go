@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -169,6 +170,31 @@ func pick(q *issuequeue.Queue, ok func(*issuequeue.Issue) bool) string {
 // that the kill left an intent record: it landed between two writes.
 func killDuring(ctx context.Context, t *testing.T, c *cli, env []string, targeted bool, args []string) (killed, between bool) {
 	t.Helper()
+	var r result
+	if targeted {
+		r, _ = killWithin(ctx, t, c, env, 3*time.Millisecond, func(base string) bool {
+			return strings.Contains(base, ".tmp-") || base == issuequeue.IntentFile
+		}, args...)
+	} else {
+		r, _ = killWithin(ctx, t, c, env, 40*time.Millisecond, nil, args...)
+	}
+	if r.signal == "killed" {
+		_, err := os.Stat(filepath.Join(c.dir(), issuequeue.IntentFile))
+		return true, err == nil
+	}
+	if r.code != 0 && r.code != 1 && r.code != 3 {
+		t.Fatalf("orchestrator %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
+	}
+	return false, false
+}
+
+// killWithin runs orchestrator with args and sends it SIGKILL at a random
+// instant within the first d of its run or, if created is not nil, within
+// d after a file whose name created accepts first appears in the state
+// directory. It returns how the command ended and whether the signal was
+// sent.
+func killWithin(ctx context.Context, t *testing.T, c *cli, env []string, d time.Duration, created func(base string) bool, args ...string) (r result, sent bool) {
+	t.Helper()
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		t.Fatal(err)
@@ -179,31 +205,22 @@ func killDuring(ctx context.Context, t *testing.T, c *cli, env []string, targete
 	}
 	p := c.start(ctx, env, args...)
 	var fire <-chan time.Time
-	if !targeted {
-		fire = time.After(rand.N(40 * time.Millisecond))
+	if created == nil {
+		fire = time.After(rand.N(d))
 	}
 	for {
 		select {
 		case ev := <-w.Events:
-			base := filepath.Base(ev.Name)
-			if targeted && fire == nil && ev.Has(fsnotify.Create) && (strings.Contains(base, ".tmp-") || base == issuequeue.IntentFile) {
-				fire = time.After(rand.N(3 * time.Millisecond))
+			if created != nil && fire == nil && !sent && ev.Has(fsnotify.Create) && created(filepath.Base(ev.Name)) {
+				fire = time.After(rand.N(d))
 			}
 		case err := <-w.Errors:
 			t.Fatal(err)
 		case <-fire:
-			p.cmd.Process.Signal(syscall.SIGKILL)
+			sent = p.cmd.Process.Signal(syscall.SIGKILL) == nil
 			fire = nil
 		case <-p.done:
-			r := p.res
-			if r.signal == "killed" {
-				_, err := os.Stat(filepath.Join(c.dir(), issuequeue.IntentFile))
-				return true, err == nil
-			}
-			if r.code != 0 && r.code != 1 && r.code != 3 {
-				t.Fatalf("orchestrator %s: exit %d\n%s", strings.Join(args, " "), r.code, r.stderr)
-			}
-			return false, false
+			return p.res, sent
 		case <-ctx.Done():
 			t.Fatalf("orchestrator %s still running at the deadline", strings.Join(args, " "))
 		}
@@ -283,13 +300,6 @@ func checkInvariants(t *testing.T, c *cli, when string, known, failed map[string
 		}
 	}
 	if total := c.state().TotalAutoRetries; total != sumRetries {
-		ids := slices.Sorted(func(yield func(string) bool) {
-			for id := range where {
-				if !yield(id) {
-					return
-				}
-			}
-		})
-		t.Errorf("%s: total_auto_retries %d, but the issues' Retry-Count add up to %d (%v)", when, total, sumRetries, ids)
+		t.Errorf("%s: total_auto_retries %d, but the issues' Retry-Count add up to %d (%v)", when, total, sumRetries, slices.Sorted(maps.Keys(where)))
 	}
 }

@@ -45,7 +45,7 @@ func TestProcessFailRacesEditorSaves(t *testing.T) {
 	c.setup(ctx, "[loop]\ncommand = \"true\"\n", queueOf(notes+"\n", ids))
 	attempts := *editorRaceFails / len(ids)
 	ed := &saver{t: t, path: filepath.Join(c.dir(), issuequeue.QueueFile), notes: notes, lostRows: map[string]bool{}}
-	outcomes := raceFails(ctx, c, ids, attempts, func(stop <-chan struct{}) { ed.run(ctx, stop) })
+	outcomes := raceFails(ctx, c, ids, attempts, failRow, func(stop <-chan struct{}) { ed.run(ctx, stop) })
 
 	final := c.read(".orchestrator/issue_queue.md")
 	present := rowsOf(final)
@@ -87,23 +87,25 @@ func TestProcessFailRacesEditorSaves(t *testing.T) {
 	}
 }
 
-// failOutcome is how one fail of a race ended; row is its failure's
-// unique Error cell.
+// failOutcome is how one fail of a race ended: the kth of issue w, whose
+// failure output is the line row.
 type failOutcome struct {
-	row string
-	res result
-	err error
+	w, k int
+	row  string
+	res  result
+	err  error
 }
 
 func failRow(w, k int) string { return fmt.Sprintf("FAIL: writer %d attempt %d", w, k) }
 
-// raceFails runs attempts fails of each issue, the issues' at once, while
-// other runs until they are done (it must return once stop is closed), and
-// returns how each fail ended.
-func raceFails(ctx context.Context, c *cli, ids []string, attempts int, other func(stop <-chan struct{})) []failOutcome {
+// raceFails runs attempts fails of each issue, the issues' at once, the
+// kth fail of issue w with the failure output row(w, k), a line; other,
+// if not nil, runs until they are done (it must return once stop is
+// closed). It returns how each fail ended.
+func raceFails(ctx context.Context, c *cli, ids []string, attempts int, row func(w, k int) string, other func(stop <-chan struct{})) []failOutcome {
 	for w := range ids {
 		for k := 1; k <= attempts; k++ {
-			c.write(fmt.Sprintf("out-%d-%d.txt", w, k), failRow(w, k)+"\n")
+			c.write(fmt.Sprintf("out-%d-%d.txt", w, k), row(w, k)+"\n")
 		}
 	}
 	var mu sync.Mutex
@@ -118,14 +120,16 @@ func raceFails(ctx context.Context, c *cli, ids []string, attempts int, other fu
 			for k := 1; k <= attempts; k++ {
 				r, err := c.try(ctx, nil, "fail", id, "--output", c.path(fmt.Sprintf("out-%d-%d.txt", w, k)))
 				mu.Lock()
-				outcomes = append(outcomes, failOutcome{failRow(w, k), r, err})
+				outcomes = append(outcomes, failOutcome{w, k, row(w, k), r, err})
 				mu.Unlock()
 			}
 		}()
 	}
 	go func() {
 		defer close(otherDone)
-		other(stop)
+		if other != nil {
+			other(stop)
+		}
 	}()
 	close(ready)
 	wg.Wait()

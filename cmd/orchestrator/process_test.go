@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -21,7 +20,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"golang.org/x/sys/unix"
 
 	"github.com/autoretry/orchestrator/issuequeue"
@@ -877,41 +875,18 @@ func TestProcessEightWriters(t *testing.T) {
 	words := []string{"alpha", "bravo", "charlie", "delta", "echo"}
 	const attempts = 10
 	output := func(w, k int) string {
-		return fmt.Sprintf("FAIL: TestWriter%d: assertion %s failed\n", w, words[(k-1)/2])
-	}
-	for w := range ids {
-		for k := 1; k <= attempts; k++ {
-			c.write(fmt.Sprintf("out-%d-%d.txt", w, k), output(w, k))
-		}
+		return fmt.Sprintf("FAIL: TestWriter%d: assertion %s failed", w, words[(k-1)/2])
 	}
 
 	start := time.Now()
-	ready := make(chan struct{})
-	var wg sync.WaitGroup
-	var mu sync.Mutex
-	var errs []string
-	for w, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-ready
-			for k := 1; k <= attempts; k++ {
-				r, err := c.try(ctx, nil, "fail", id, "--output", c.path(fmt.Sprintf("out-%d-%d.txt", w, k)))
-				repeat := 2 - k%2
-				if err != nil || r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("repeat %d/3", repeat)) {
-					mu.Lock()
-					errs = append(errs, fmt.Sprintf("fail %s (attempt %d): exit %d (%v), want 0 and repeat %d/3\nstdout:\n%sstderr:\n%s",
-						id, k, r.code, err, repeat, r.stdout, r.stderr))
-					mu.Unlock()
-				}
-			}
-		}()
-	}
-	close(ready)
-	wg.Wait()
+	outcomes := raceFails(ctx, c, ids, attempts, output, nil)
 	elapsed := time.Since(start)
-	for _, e := range errs {
-		t.Error(e)
+	for _, o := range outcomes {
+		r, repeat := o.res, 2-o.k%2
+		if o.err != nil || r.code != 0 || !strings.Contains(r.stdout, fmt.Sprintf("repeat %d/3", repeat)) {
+			t.Errorf("fail %s (attempt %d): exit %d (%v), want 0 and repeat %d/3\nstdout:\n%sstderr:\n%s",
+				ids[o.w], o.k, r.code, o.err, repeat, r.stdout, r.stderr)
+		}
 	}
 
 	q := c.queue()
@@ -1017,7 +992,7 @@ func TestProcessEditorSaveNotLost(t *testing.T) {
 	c.setup(ctx, "[loop]\ncommand = \"true\"\n", queueOf(notes+"\n", ids))
 	const attempts = 8
 	ed := &editor{t: t, path: filepath.Join(c.dir(), issuequeue.QueueFile), notes: notes, lostRows: map[string]bool{}}
-	outcomes := raceFails(ctx, c, ids, attempts, func(stop <-chan struct{}) { ed.run(ctx, stop) })
+	outcomes := raceFails(ctx, c, ids, attempts, failRow, func(stop <-chan struct{}) { ed.run(ctx, stop) })
 
 	final := c.read(".orchestrator/issue_queue.md")
 	present := rowsOf(final)
@@ -1292,40 +1267,16 @@ func TestProcessKillMidWrite(t *testing.T) {
 		}
 		next := oracle.read(".orchestrator/issue_queue.md")
 
-		w, err := fsnotify.NewWatcher()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Add(c.dir()); err != nil {
-			t.Fatal(err)
-		}
-		p := c.start(ctx, env, "fail", id, "--output", out)
-		var fire <-chan time.Time
+		var r result
+		var killed bool
 		targeted := i%2 == 0
-		if !targeted {
-			fire = time.After(rand.N(want.wall + want.wall/5))
+		if targeted {
+			r, killed = killWithin(ctx, t, c, env, 20*time.Millisecond, func(base string) bool {
+				return strings.HasPrefix(base, ".issue_queue.md.tmp-")
+			}, "fail", id, "--output", out)
+		} else {
+			r, killed = killWithin(ctx, t, c, env, want.wall+want.wall/5, nil, "fail", id, "--output", out)
 		}
-		killed := false
-	wait:
-		for {
-			select {
-			case ev := <-w.Events:
-				if targeted && fire == nil && ev.Has(fsnotify.Create) && strings.HasPrefix(filepath.Base(ev.Name), ".issue_queue.md.tmp-") {
-					fire = time.After(rand.N(20 * time.Millisecond))
-				}
-			case err := <-w.Errors:
-				t.Fatal(err)
-			case <-fire:
-				killed = p.cmd.Process.Signal(syscall.SIGKILL) == nil
-				fire = nil
-			case <-p.done:
-				break wait
-			case <-ctx.Done():
-				t.Fatal("fail still running at the deadline")
-			}
-		}
-		w.Close()
-		r := p.res
 		got, err := os.ReadFile(queuePath)
 		if err != nil {
 			t.Fatalf("after kill %d: %v", i, err)

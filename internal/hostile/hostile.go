@@ -33,7 +33,7 @@ const (
 	issue2  = "\n\n## ISSUE-20261122-002\n\n" + fields
 )
 
-// repeatLine writes unit until about n bytes are written, then tail.
+// repeatTo writes unit until about n bytes are written, then tail.
 func repeatTo(b *bytes.Buffer, n int, unit, tail string) {
 	for end := b.Len() + n - len(tail); b.Len() < end; {
 		b.WriteString(unit)
