@@ -1,3 +1,7 @@
+// Package orchestrator is the module's root. It holds only the embedded
+// example state directory; the loop engine is package
+// github.com/autoretry/orchestrator/orchestrator and the command is
+// cmd/orchestrator.
 package orchestrator
 
 import "embed"

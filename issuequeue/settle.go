@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/autoretry/orchestrator/statefile"
+	"github.com/autoretry/orchestrator/internal/statefile"
 )
 
 // A file a person's editor is saving is, for an instant, missing (saved

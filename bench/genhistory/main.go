@@ -27,8 +27,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autoretry/orchestrator"
 	"github.com/autoretry/orchestrator/internal/queuegen"
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 func main() {

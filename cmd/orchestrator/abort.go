@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/autoretry/orchestrator/internal/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
-	"github.com/autoretry/orchestrator/statefile"
 )
 
 func init() {

@@ -7,8 +7,8 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/autoretry/orchestrator"
 	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 func init() {

@@ -6,7 +6,7 @@ import (
 	"flag"
 	"fmt"
 
-	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 func init() {

@@ -13,7 +13,7 @@ import (
 	"strings"
 	"syscall"
 
-	"github.com/autoretry/orchestrator/config"
+	"github.com/autoretry/orchestrator/internal/config"
 	"github.com/autoretry/orchestrator/internal/suggest"
 	"github.com/autoretry/orchestrator/signature"
 )

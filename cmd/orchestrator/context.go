@@ -5,7 +5,7 @@ import (
 	"flag"
 	"strings"
 
-	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 func init() {

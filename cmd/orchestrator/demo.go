@@ -10,7 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
-	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 //go:embed demo/config.toml demo/demo-agent.sh demo/demo-verify.sh

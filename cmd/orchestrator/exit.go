@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/autoretry/orchestrator"
-	"github.com/autoretry/orchestrator/config"
+	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/internal/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
-	"github.com/autoretry/orchestrator/statefile"
+	"github.com/autoretry/orchestrator/orchestrator"
 	"github.com/autoretry/orchestrator/templates"
 )
 

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 func init() {

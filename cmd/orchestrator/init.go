@@ -10,9 +10,9 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/autoretry/orchestrator"
+	exampledir "github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/internal/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
-	"github.com/autoretry/orchestrator/statefile"
 )
 
 func init() {
@@ -100,7 +100,7 @@ func copyExample(dir string) error {
 		}
 		return err
 	}
-	root, err := fs.Sub(orchestrator.Example, orchestrator.ExampleRoot)
+	root, err := fs.Sub(exampledir.Example, exampledir.ExampleRoot)
 	if err != nil {
 		return err
 	}

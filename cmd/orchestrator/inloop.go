@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/autoretry/orchestrator/procgroup"
-	"github.com/autoretry/orchestrator/statefile"
+	"github.com/autoretry/orchestrator/internal/procgroup"
+	"github.com/autoretry/orchestrator/internal/statefile"
 )
 
 // inLoop says why this command runs inside a loop (or a verification) of

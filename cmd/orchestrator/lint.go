@@ -9,8 +9,8 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/autoretry/orchestrator/internal/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
-	"github.com/autoretry/orchestrator/statefile"
 )
 
 func init() {

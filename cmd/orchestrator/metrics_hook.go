@@ -4,10 +4,10 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/autoretry/orchestrator"
-	"github.com/autoretry/orchestrator/config"
+	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/internal/metrics"
 	"github.com/autoretry/orchestrator/issuequeue"
-	"github.com/autoretry/orchestrator/metrics"
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 // metricsHook returns what the runner calls after every loop: writing the

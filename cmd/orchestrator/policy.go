@@ -5,8 +5,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/autoretry/orchestrator"
-	"github.com/autoretry/orchestrator/config"
+	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/orchestrator"
 	"github.com/autoretry/orchestrator/templates"
 )
 

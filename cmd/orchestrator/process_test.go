@@ -22,8 +22,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/autoretry/orchestrator/internal/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
-	"github.com/autoretry/orchestrator/statefile"
 )
 
 // These tests run the command line as real processes, for the promises

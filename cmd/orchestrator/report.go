@@ -9,9 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autoretry/orchestrator"
+	analytics "github.com/autoretry/orchestrator/internal/report"
 	"github.com/autoretry/orchestrator/issuequeue"
-	analytics "github.com/autoretry/orchestrator/report"
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 func init() {

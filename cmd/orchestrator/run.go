@@ -8,8 +8,8 @@ import (
 	"io"
 	"strconv"
 
-	"github.com/autoretry/orchestrator"
-	"github.com/autoretry/orchestrator/statefile"
+	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 func init() {

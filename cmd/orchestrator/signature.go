@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/orchestrator"
 	"github.com/autoretry/orchestrator/signature"
 )
 

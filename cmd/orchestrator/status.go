@@ -13,8 +13,8 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/autoretry/orchestrator"
 	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 func init() {

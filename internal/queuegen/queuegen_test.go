@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autoretry/orchestrator"
-	"github.com/autoretry/orchestrator/config"
+	"github.com/autoretry/orchestrator/internal/config"
 	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 // The speed benchmarks are only as good as their data: a 10,000-issue

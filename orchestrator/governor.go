@@ -1,0 +1,392 @@
+package orchestrator
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/issuequeue"
+)
+
+// This file is the one place that decides whether a loop may start, whether
+// the end-of-loop check retries, and why a run stops. Every rule is a pure
+// function of Inputs; the runner and the commands only carry decisions out.
+
+// Code is a stable reason code: every stop, skipped loop and halted issue
+// has one. Codes never change meaning between versions.
+type Code string
+
+// Reason codes of stops and skipped loops.
+const (
+	CodePaused           Code = "paused"             // a person paused all loops
+	CodeSentinel         Code = "sentinel"           // no_auto_retry exists: no auto-retry loop
+	CodeDisabled         Code = "disabled"           // auto_retry_enabled is false
+	CodeDailyLoops       Code = "daily_loops"        // [budget] loops_per_day spent
+	CodeDailyAutoRetries Code = "daily_auto_retries" // [budget] auto_retry_loops_per_day spent
+	CodeDailyAgentTime   Code = "daily_agent_time"   // [budget] agent_time_per_day spent
+	CodeDailyCost        Code = "daily_cost"         // [budget] cost_per_day spent
+	CodeRateLimited      Code = "rate_limited"       // inside a rate-limit window
+	CodeBreakerOpen      Code = "breaker_open"       // the circuit breaker is open
+	CodeRunCap           Code = "run_cap"            // auto-retry loops of this run at the global cap
+	CodeMaxLoops         Code = "max_loops"          // loops of this run at [loop] max_loops
+	CodeStall            Code = "stall"              // auto-retry loops in a row resolved nothing
+	CodeCascade          Code = "cascade"            // fixes keep breaking other things
+	CodePermanentError   Code = "permanent_error"    // the loop failed in a way retrying cannot fix
+	CodeGuard            Code = "guard"              // a loop changed what the limits depend on
+	CodeAborted          Code = "aborted"            // orchestrator abort, SIGINT or SIGTERM
+	CodeLoopFailed       Code = "loop_failed"        // the run ended and its last loop's command had failed
+)
+
+// Reason codes of halted or escalated issues.
+const (
+	CodeMaxRetries      Code = "max_retries"                    // Retry-Count reached Max-Retries
+	CodeRepeatedFailure Code = "repeated_failure"               // the same signature halt_after_repeats times in a row
+	CodeRepeatedAcross  Code = "repeated_failure_across_issues" // the same signature under other issues
+	CodeOscillation     Code = "oscillation"                    // the last 4 attempts alternate A B A B
+)
+
+// Verdict is one rule's answer.
+type Verdict struct {
+	Rule  Code   `json:"rule"`
+	Value string `json:"value"` // the inputs the rule read, as text
+	Limit string `json:"limit"` // its limit ("off" when disabled)
+	Stop  bool   `json:"stop"`
+	// Wait marks a stop where nothing is wrong and no person is needed: the
+	// stop lifts by itself (a rate-limit window) or a person chose it.
+	Wait   bool      `json:"wait,omitempty"`
+	Reason string    `json:"reason,omitempty"` // one line, when Stop
+	Hint   string    `json:"hint,omitempty"`   // how to clear it, when Stop
+	Until  time.Time `json:"until,omitzero"`   // when the stop lifts by itself
+}
+
+// Pause is a person's pause of all loops (the paused file).
+type Pause struct {
+	Paused bool
+	Until  time.Time // zero: until resumed
+}
+
+// Inputs are everything a decision depends on.
+type Inputs struct {
+	Queue    *issuequeue.Queue
+	State    *issuequeue.State
+	Usage    Usage // the event log's last 24 hours
+	Config   *config.Config
+	Now      time.Time
+	Sentinel bool // no_auto_retry exists
+	Pause    Pause
+	// Run is set when the decision is for "orchestrator run": the loops it
+	// has run so far count against [loop] max_loops, and the circuit
+	// breaker applies. A driver's check (begin + check) has neither.
+	Run      bool
+	RunLoops int
+	// Invocation is how a person runs the tool here, and Dir the state
+	// directory as they named it, for hints.
+	Invocation string
+	Dir        string
+}
+
+func (in Inputs) inv() string {
+	if in.Invocation == "" {
+		return "orchestrator"
+	}
+	return in.Invocation
+}
+
+// Loop kinds.
+const (
+	KindRegular   = "regular"
+	KindAutoRetry = "auto_retry"
+)
+
+// Gate evaluates every rule that decides whether a loop of the given kind
+// may start now, in order. It returns all verdicts and the first that stops,
+// if any.
+func Gate(in Inputs, kind string) (all []Verdict, stop *Verdict) {
+	rules := []func(Inputs) Verdict{rulePaused}
+	if in.Run {
+		rules = append(rules, ruleBreaker)
+	}
+	rules = append(rules, ruleRateLimited)
+	if kind == KindAutoRetry {
+		rules = append(rules, ruleSentinel, ruleDisabled)
+	}
+	rules = append(rules, ruleDailyLoops, ruleDailyAgentTime, ruleDailyCost)
+	if kind == KindAutoRetry {
+		rules = append(rules, ruleDailyAutoRetries)
+	}
+	if in.Run {
+		rules = append(rules, ruleMaxLoops)
+	}
+	if kind == KindAutoRetry {
+		rules = append(rules, ruleRunCap)
+	}
+	for _, r := range rules {
+		v := r(in)
+		all = append(all, v)
+		if v.Stop && stop == nil {
+			s := v
+			stop = &s
+		}
+	}
+	return all, stop
+}
+
+// clock shows a time in local time: "15:04" within a day of now, else with
+// its date.
+func clock(t, now time.Time) string {
+	l := t.Local()
+	if d := t.Sub(now); d > 20*time.Hour || d < -20*time.Hour {
+		return l.Format("Jan 2 15:04")
+	}
+	return l.Format("15:04")
+}
+
+func rulePaused(in Inputs) Verdict {
+	v := Verdict{Rule: CodePaused, Value: "not paused", Limit: "no loop while paused"}
+	p := in.Pause
+	if !p.Paused || (!p.Until.IsZero() && !in.Now.Before(p.Until)) {
+		return v
+	}
+	v.Stop, v.Wait = true, true
+	v.Value = "paused"
+	v.Reason = "paused by a person"
+	if !p.Until.IsZero() {
+		v.Value = "paused until " + p.Until.UTC().Format(time.RFC3339)
+		v.Reason = "paused until " + clock(p.Until, in.Now)
+		v.Until = p.Until
+	}
+	v.Hint = "'" + in.inv() + " resume' lets loops run again"
+	return v
+}
+
+func ruleBreaker(in Inputs) Verdict {
+	st, cb := in.State, in.Config.CircuitBreaker
+	v := Verdict{Rule: CodeBreakerOpen, Value: fmt.Sprintf("%s, %d failed loop(s) in a row", st.Breaker, st.ConsecutiveFailures),
+		Limit: fmt.Sprintf("%d failed loops open it for %s", cb.Threshold, cb.Cooldown)}
+	if st.Breaker != issuequeue.BreakerOpen {
+		return v
+	}
+	until := st.OpenedAt.Add(cb.Cooldown)
+	if !in.Now.Before(until) {
+		v.Value += "; cooldown over: the next loop is a half-open trial"
+		return v
+	}
+	v.Stop, v.Until = true, until
+	v.Reason = fmt.Sprintf("circuit breaker open until %s after %d failed loops in a row", clock(until, in.Now), st.ConsecutiveFailures)
+	v.Hint = "wait for the cooldown, or fix the cause and run '" + in.inv() + " breaker reset'"
+	return v
+}
+
+func ruleRateLimited(in Inputs) Verdict {
+	st := in.State
+	v := Verdict{Rule: CodeRateLimited, Value: "no rate-limit window", Limit: "reset hints over " + in.Config.Backoff.MaxWait.String() + " open a window"}
+	if st.LimitedUntil.IsZero() {
+		return v
+	}
+	v.Value = "window until " + st.LimitedUntil.UTC().Format(time.RFC3339)
+	if !in.Now.Before(st.LimitedUntil) {
+		v.Value += " (over)"
+		return v
+	}
+	v.Stop, v.Wait, v.Until = true, true, st.LimitedUntil
+	v.Reason = "rate-limited until " + clock(st.LimitedUntil, in.Now)
+	if st.LimitReason != "" {
+		v.Reason += " (" + st.LimitReason + ")"
+	}
+	v.Hint = "runs before then exit 0 without running the agent; nothing to do"
+	return v
+}
+
+func ruleSentinel(in Inputs) Verdict {
+	v := Verdict{Rule: CodeSentinel, Value: "absent", Limit: "no auto-retry loop while no_auto_retry exists"}
+	if !in.Sentinel {
+		return v
+	}
+	v.Value, v.Stop = "present", true
+	v.Reason = "the sentinel file no_auto_retry exists"
+	v.Hint = "remove " + issuequeue.Paths{Dir: in.Dir}.Sentinel() + " to let auto-retry run again"
+	return v
+}
+
+func ruleDisabled(in Inputs) Verdict {
+	v := Verdict{Rule: CodeDisabled, Value: "auto_retry_enabled = true", Limit: "no auto-retry loop while false"}
+	if in.State.AutoRetryEnabled {
+		return v
+	}
+	v.Value, v.Stop = "auto_retry_enabled = false", true
+	v.Reason = "auto_retry_enabled is false in session_state.md"
+	v.Hint = "set auto_retry_enabled to true in " + issuequeue.Paths{Dir: in.Dir}.State() + " to let auto-retry run again"
+	return v
+}
+
+func countBudget(code Code, what string, used, limit int, next time.Time, in Inputs) Verdict {
+	v := Verdict{Rule: code, Value: fmt.Sprintf("%d %s in the last 24h", used, what), Limit: "off"}
+	if limit <= 0 {
+		return v
+	}
+	v.Limit = fmt.Sprintf("%d per 24h", limit)
+	if used < limit {
+		return v
+	}
+	v.Stop, v.Until = true, next
+	v.Reason = fmt.Sprintf("daily budget spent: %d %s in the last 24h (limit %d); next loop possible at %s", used, what, limit, clock(next, in.Now))
+	v.Hint = budgetHint(in)
+	return v
+}
+
+func budgetHint(in Inputs) string {
+	return "wait, or raise the limit in [budget] of config.toml; '" + in.inv() + " explain' shows what was spent"
+}
+
+func ruleDailyLoops(in Inputs) Verdict {
+	u := in.Usage
+	return countBudget(CodeDailyLoops, "loop command executions", len(u.Execs), in.Config.Budget.LoopsPerDay,
+		u.nextCount(u.execTimes(), in.Config.Budget.LoopsPerDay), in)
+}
+
+func ruleDailyAutoRetries(in Inputs) Verdict {
+	u := in.Usage
+	return countBudget(CodeDailyAutoRetries, "auto-retry loops", len(u.AutoRetryLoops), in.Config.Budget.AutoRetryLoopsPerDay,
+		u.nextCount(u.AutoRetryLoops, in.Config.Budget.AutoRetryLoopsPerDay), in)
+}
+
+func ruleDailyAgentTime(in Inputs) Verdict {
+	u, limit := in.Usage, in.Config.Budget.AgentTimePerDay
+	used := u.AgentTime()
+	v := Verdict{Rule: CodeDailyAgentTime, Value: used.Round(time.Second).String() + " of loop command time in the last 24h", Limit: "off"}
+	if limit <= 0 {
+		return v
+	}
+	v.Limit = limit.String() + " per 24h"
+	if used < limit {
+		return v
+	}
+	next := u.nextSum(func(e Exec) float64 { return float64(e.Duration) }, float64(limit))
+	v.Stop, v.Until = true, next
+	v.Reason = fmt.Sprintf("daily budget spent: %s of loop command time in the last 24h (limit %s); next loop possible at %s",
+		used.Round(time.Second), limit, clock(next, in.Now))
+	v.Hint = budgetHint(in)
+	return v
+}
+
+func ruleDailyCost(in Inputs) Verdict {
+	u, limit := in.Usage, in.Config.Budget.CostPerDay
+	used := u.Cost()
+	v := Verdict{Rule: CodeDailyCost, Value: strconv.FormatFloat(used, 'f', 2, 64) + " spent in the last 24h", Limit: "off"}
+	if limit <= 0 {
+		return v
+	}
+	v.Limit = strconv.FormatFloat(limit, 'f', 2, 64) + " per 24h"
+	if used < limit {
+		return v
+	}
+	next := u.nextSum(func(e Exec) float64 { return e.Cost }, limit)
+	v.Stop, v.Until = true, next
+	v.Reason = fmt.Sprintf("daily budget spent: cost %.2f in the last 24h (limit %.2f); next loop possible at %s", used, limit, clock(next, in.Now))
+	v.Hint = budgetHint(in)
+	return v
+}
+
+func ruleMaxLoops(in Inputs) Verdict {
+	limit := in.Config.Loop.MaxLoops
+	v := Verdict{Rule: CodeMaxLoops, Value: fmt.Sprintf("%d loop(s) in this run", in.RunLoops), Limit: fmt.Sprintf("%d per run", limit)}
+	if in.RunLoops < limit {
+		return v
+	}
+	v.Stop = true
+	v.Reason = fmt.Sprintf("max loops (%d) reached for this run", limit)
+	v.Hint = "raise [loop] max_loops, or look at why the issues keep coming back"
+	return v
+}
+
+func ruleRunCap(in Inputs) Verdict {
+	limit := in.Config.AutoRetry.GlobalCap
+	v := Verdict{Rule: CodeRunCap, Value: fmt.Sprintf("%d auto-retry loop(s) in this run", in.State.TotalAutoRetries),
+		Limit: fmt.Sprintf("%d per run", limit)}
+	if in.State.TotalAutoRetries < limit {
+		return v
+	}
+	v.Stop = true
+	v.Reason = fmt.Sprintf("Max auto-retries (%d) reached for this run", limit)
+	v.Hint = "look at the issues; the next run starts with a fresh cap"
+	return v
+}
+
+// StallVerdict is the stall rule: stalled auto-retry loops in a row (loops
+// that resolved nothing) against [stall] loops.
+func StallVerdict(stalled int, halted []string, cfg *config.Config) Verdict {
+	v := Verdict{Rule: CodeStall, Value: fmt.Sprintf("%d auto-retry loop(s) in a row resolved nothing", stalled),
+		Limit: fmt.Sprintf("%d in a row", cfg.Stall.Loops)}
+	if cfg.Stall.Loops <= 0 || stalled < cfg.Stall.Loops {
+		return v
+	}
+	v.Stop = true
+	v.Reason = fmt.Sprintf("stalled: %d auto-retry loops in a row resolved nothing", stalled)
+	if len(halted) > 0 {
+		v.Reason += fmt.Sprintf(" (%s halted on a repeated failure)", strings.Join(halted, ", "))
+	}
+	v.Hint = "read the issues' Failure Details; 'orchestrator fix ID \"…\"' gives the agent guidance"
+	return v
+}
+
+// CascadeVerdict is the cascade rule: new failures (new issues, or failures
+// of issues other than the retried ones) in each of the last auto-retry
+// loops, against [cascade] threshold within window loops.
+func CascadeVerdict(perLoop []int, cfg *config.Config) Verdict {
+	w := perLoop
+	if len(w) > cfg.Cascade.Window {
+		w = w[len(w)-cfg.Cascade.Window:]
+	}
+	n := 0
+	for _, x := range w {
+		n += x
+	}
+	v := Verdict{Rule: CodeCascade, Value: fmt.Sprintf("%d new failure(s) in the last %d auto-retry loop(s)", n, len(w)),
+		Limit: fmt.Sprintf("%d within %d loops", cfg.Cascade.Threshold, cfg.Cascade.Window)}
+	if cfg.Cascade.Threshold <= 0 || n < cfg.Cascade.Threshold {
+		return v
+	}
+	v.Stop = true
+	v.Reason = fmt.Sprintf("cascade: %d new failures in the last %d auto-retry loops", n, len(w))
+	v.Hint = "the fixes are breaking other things; review the architecture or dependencies before continuing"
+	return v
+}
+
+// MaxRetries returns the retry limit of an issue: its own Max-Retries, else
+// the default for its Type, else the global default.
+func MaxRetries(cfg *config.Config, is *issuequeue.Issue) int {
+	if is.HasMaxRetries {
+		return is.MaxRetries
+	}
+	return cfg.MaxRetriesFor(is.Type)
+}
+
+// IssueVerdict says why one issue will or will not be retried.
+type IssueVerdict struct {
+	ID      string `json:"id"`
+	Retry   bool   `json:"retry"`
+	Code    Code   `json:"code,omitempty"` // why it is escalated now
+	Because string `json:"because"`
+}
+
+// issueVerdict applies the per-issue rules to an auto-retry candidate.
+func issueVerdict(in Inputs, is *issuequeue.Issue) IssueVerdict {
+	v := IssueVerdict{ID: is.ID}
+	if is.FailureSignature != "" {
+		if other, ok := in.Usage.haltedElsewhere(Failure{Signature: is.FailureSignature}, is.ID); ok {
+			v.Code = CodeRepeatedAcross
+			v.Because = "same failure as " + other + ", which was halted on it"
+			return v
+		}
+	}
+	if m := MaxRetries(in.Config, is); is.RetryCount >= m {
+		v.Code = CodeMaxRetries
+		v.Because = fmt.Sprintf("Retry-Count %d reached Max-Retries %d", is.RetryCount, m)
+		return v
+	}
+	v.Retry = true
+	v.Because = fmt.Sprintf("attempt %d of %d", is.RetryCount+1, MaxRetries(in.Config, is))
+	return v
+}

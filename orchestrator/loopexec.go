@@ -1,0 +1,283 @@
+package orchestrator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/autoretry/orchestrator/internal/procgroup"
+	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/issuequeue"
+)
+
+type loopResult struct {
+	procgroup.Result
+	started time.Time
+}
+
+// runLoop executes the loop command, re-executing it after transient
+// failures with backoff (not counted against issues or the cap). A rule
+// that stops the run in the middle of a loop (a rate-limit window, a
+// budget spent by the re-runs) comes back as stop.
+func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind string, retried []string, q *issuequeue.Queue) (lr loopResult, result string, transient int, stop *StopError, err error) {
+	o := r.O
+	cfg := o.Config
+	absDir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return lr, "", 0, nil, err
+	}
+	logDir := issuequeue.Paths{Dir: absDir}.LoopLogs()
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		return lr, "", 0, nil, err
+	}
+	env := append([]string(nil), r.Environ...)
+	if r.Environ == nil {
+		env = os.Environ()
+	}
+	maxAttempt := 0
+	for _, id := range retried {
+		if is := q.Issue(id); is != nil {
+			maxAttempt = max(maxAttempt, is.RetryCount)
+		}
+	}
+	tier, model := retryTier(cfg.Tiers, maxAttempt)
+	ctxPath := ""
+	if kind == KindAutoRetry {
+		b, err := o.RetryContext(q, retried)
+		if err != nil {
+			return lr, "", 0, nil, err
+		}
+		ctxPath = filepath.Join(logDir, fmt.Sprintf("%s-%02d-context.md", runID, loop))
+		if err := statefile.WriteAtomic(ctxPath, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+			return lr, "", 0, nil, err
+		}
+		for _, id := range retried {
+			if err := o.log().Record(Event{Time: r.now(), Event: EvFeedbackInjected, IssueID: id, RunID: runID, Loop: loop,
+				Attempt: maxAttempt, FeedbackLines: bytes.Count(b, []byte{'\n'})}); err != nil {
+				return lr, "", 0, nil, err
+			}
+		}
+	} else {
+		tier, model = "", cfg.Tiers.Model
+	}
+	costPath := filepath.Join(logDir, fmt.Sprintf("%s-%02d.cost", runID, loop))
+	env = append(env,
+		"ORCHESTRATOR_DIR="+absDir,
+		"ORCHESTRATOR_ROOT="+filepath.Dir(absDir),
+		"ORCHESTRATOR_RUN_ID="+runID,
+		"ORCHESTRATOR_LOOP="+strconv.Itoa(loop),
+		"ORCHESTRATOR_LOOP_KIND="+kind,
+		"ORCHESTRATOR_ISSUES="+strings.Join(retried, ","),
+		"ORCHESTRATOR_RETRY_CONTEXT="+ctxPath,
+		"ORCHESTRATOR_RETRY_TIER="+tier,
+		"ORCHESTRATOR_MODEL="+model,
+		"ORCHESTRATOR_COST_FILE="+costPath,
+	)
+	for try := 1; ; try++ {
+		if try > 1 {
+			// Re-runs count against the daily budgets like any execution.
+			if v, err := r.gate(loop - 1); err != nil {
+				return lr, "", transient, nil, err
+			} else if v != nil {
+				return lr, "", transient, stopFor(v), nil
+			}
+		}
+		r.progress("loop %d (%s) starting: %s", loop, kind, cfg.Loop.Command)
+		started := r.now()
+		os.Remove(costPath)
+		res, err := r.exec(ctx, procgroup.Spec{
+			Command: cfg.Loop.Command, Dir: filepath.Dir(absDir), Env: env, Timeout: cfg.Loop.Timeout, Grace: cfg.Loop.KillGrace,
+			Output: r.Terminal, Tail: 64 << 10, LogPath: filepath.Join(logDir, fmt.Sprintf("%s-%02d.log", runID, loop)),
+		})
+		lr = loopResult{Result: res, started: started}
+		if err != nil && ctx.Err() != nil {
+			return lr, ResultAborted, transient, nil, nil // cancelled before it started
+		}
+		if err != nil {
+			return lr, "", transient, nil, err
+		}
+		if err := o.log().Record(Event{Time: r.now(), Event: EvExec, RunID: runID, Loop: loop, Kind: kind, Attempt: try,
+			DurationMS: r.now().Sub(started).Milliseconds(), Cost: r.loopCost(res.Tail, costPath)}); err != nil {
+			return lr, "", transient, nil, err
+		}
+		switch {
+		case res.Canceled || ctx.Err() != nil:
+			return lr, ResultAborted, transient, nil, nil
+		case res.TimedOut:
+			r.progress("loop %d timed out after %s", loop, cfg.Loop.Timeout)
+			return lr, ResultTimeout, transient, nil, nil
+		case res.ExitCode == 0:
+			return lr, ResultOK, transient, nil, nil
+		}
+		class, pattern := classify(cfg, res)
+		switch class {
+		case ResultPermanent:
+			r.progress("loop %d failed with a permanent error (%s)", loop, pattern)
+			return lr, ResultPermanent, transient, nil, nil
+		case classTransient, classRateLimit:
+			limit := cfg.Backoff.Attempts
+			if class == classRateLimit {
+				limit = cfg.Backoff.RateLimitAttempts
+			}
+			d := backoffDelay(cfg.Backoff, try, r.rand())
+			if hint, ok := RetryHint(res.Tail, r.now()); ok {
+				if class == classRateLimit && hint > cfg.Backoff.MaxWait {
+					return lr, "", transient, r.rateLimitStop(r.now().Add(hint), pattern), nil
+				}
+				d = max(d, hint)
+			}
+			if try >= limit {
+				r.progress("loop %d: transient failure (%s) persisted after %d tries", loop, pattern, try)
+				return lr, ResultFailed, transient, nil, nil
+			}
+			transient++
+			r.progress("loop %d: transient failure (%s); running it again in %s (try %d of %d)", loop, pattern, d.Round(time.Millisecond), try+1, limit)
+			if err := o.log().Record(Event{Time: r.now(), Event: EvTransient, RunID: runID, Loop: loop, Attempt: try,
+				Reason: pattern, DurationMS: d.Milliseconds()}); err != nil {
+				return lr, "", transient, nil, err
+			}
+			if err := r.sleepWatching(ctx, d); err != nil {
+				if errors.Is(err, errSentinel) {
+					return lr, "", transient, r.sentinelStop(), nil
+				}
+				return lr, ResultAborted, transient, nil, nil
+			}
+			continue
+		}
+		return lr, ResultFailed, transient, nil, nil
+	}
+}
+
+// gate applies the rules a loop start depends on, as they stand now, after
+// done loops of this run.
+func (r *Runner) gate(done int) (*Verdict, error) {
+	o := r.O
+	q, st, err := o.paths().Load()
+	if err != nil {
+		return nil, err
+	}
+	in, err := o.inputs(q, st)
+	if err != nil {
+		return nil, err
+	}
+	in.Run, in.RunLoops = true, done
+	_, v := Gate(in, KindRegular)
+	return v, nil
+}
+
+// rateLimitStop is the stop of a run whose loop hit a rate limit that
+// resets later than [backoff] max_wait: the runner records the window (see
+// openRateLimitWindow), so that runs before its end exit at once instead of
+// one run sleeping through it with the lock held.
+func (r *Runner) rateLimitStop(until time.Time, pattern string) *StopError {
+	until = until.UTC().Truncate(time.Second)
+	return &StopError{Code: CodeRateLimited, Wait: true, Until: until,
+		Reason: "rate-limited until " + clock(until, r.now()) + " (the loop hit a rate limit: " + pattern + ")",
+		Hint:   "runs before then exit 0 without running the agent; nothing to do"}
+}
+
+// openRateLimitWindow records the window of a rate-limit stop in
+// session_state.md.
+func (r *Runner) openRateLimitWindow(runID string, se *StopError) error {
+	o := r.O
+	return o.store().Update(context.Background(), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		return issuequeue.Change{State: []issuequeue.Edit{
+			issuequeue.SetField(issuequeue.SectionRateLimit, issuequeue.StateLimitedUntil, issuequeue.FormatTime(se.Until)),
+			issuequeue.SetField(issuequeue.SectionRateLimit, issuequeue.StateLimitReason, se.Reason),
+		}, After: func() error {
+			return o.log().Record(Event{Time: r.now(), Event: EvRateLimitWindow, RunID: runID, Code: CodeRateLimited, Reason: se.Reason, Until: se.Until})
+		}}, nil
+	})
+}
+
+// builtinCost reads the cost of a coding agent's JSON result line.
+var builtinCost = regexp.MustCompile(`"(?:total_cost_usd|cost_usd)"\s*:\s*([0-9]+(?:\.[0-9]+)?)`)
+
+// loopCost returns the cost a loop execution reported: the number in the
+// file at $ORCHESTRATOR_COST_FILE if the loop wrote one, else the last match
+// of the cost pattern in the end of its output, else 0.
+func (r *Runner) loopCost(tail []byte, costPath string) float64 {
+	if b, err := os.ReadFile(costPath); err == nil {
+		if c, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil && c >= 0 {
+			return c
+		}
+		r.progress("%s does not hold a cost (one decimal number); the cost of this loop is taken from its output", costPath)
+	}
+	re := builtinCost
+	if p := r.O.Config.Budget.CostPattern; p != "" {
+		re = regexp.MustCompile(p) // validated when the config was loaded
+	}
+	ms := re.FindAllSubmatch(tail, -1)
+	if len(ms) == 0 {
+		return 0
+	}
+	c, err := strconv.ParseFloat(string(ms[len(ms)-1][1]), 64)
+	if err != nil || c < 0 {
+		return 0
+	}
+	return c
+}
+
+// LoopCommandError is a [loop] command whose program cannot be run: the
+// configuration's fault, found before the first loop.
+type LoopCommandError struct {
+	Program string
+	Why     string
+}
+
+func (e *LoopCommandError) Error() string { return e.Program + ": " + e.Why }
+
+// shellBuiltins are the words sh runs itself: there is no file to find.
+var shellBuiltins = map[string]bool{"echo": true, "printf": true, "true": true, "false": true, ":": true, "exit": true,
+	"cd": true, "test": true, "[": true, "exec": true, "set": true, "export": true, "eval": true, ".": true}
+
+// CheckLoopCommand checks, before the first loop, that the program the loop
+// command starts exists and can be executed, looked up as sh would from the
+// workspace directory. It checks the first word only, and only when it is a
+// plain word: a command using the shell's syntax there is left to the shell.
+func CheckLoopCommand(command, workspace string, getenv func(string) string) error {
+	fields := strings.Fields(command)
+	if len(fields) == 0 {
+		return nil
+	}
+	prog := fields[0]
+	if shellBuiltins[prog] || strings.ContainsAny(prog, "$`'\"\\;&|<>(){}=*?[~") {
+		return nil
+	}
+	if strings.Contains(prog, "/") {
+		path := prog
+		if !filepath.IsAbs(path) {
+			path = filepath.Join(workspace, path)
+		}
+		fi, err := os.Stat(path)
+		switch {
+		case err != nil:
+			return &LoopCommandError{Program: prog, Why: "not found (looked in " + workspace + ")"}
+		case fi.IsDir():
+			return &LoopCommandError{Program: prog, Why: "is a directory"}
+		case fi.Mode().Perm()&0o111 == 0:
+			return &LoopCommandError{Program: prog, Why: "is not executable (chmod +x " + prog + ")"}
+		}
+		return nil
+	}
+	for _, dir := range filepath.SplitList(getenv("PATH")) {
+		if dir == "" {
+			dir = "."
+		}
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(workspace, dir)
+		}
+		if fi, err := os.Stat(filepath.Join(dir, prog)); err == nil && !fi.IsDir() && fi.Mode().Perm()&0o111 != 0 {
+			return nil
+		}
+	}
+	return &LoopCommandError{Program: prog, Why: "not found in PATH"}
+}

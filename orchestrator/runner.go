@@ -1,0 +1,504 @@
+package orchestrator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"time"
+
+	"github.com/autoretry/orchestrator/internal/procgroup"
+	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/issuequeue"
+)
+
+// Runner runs loops until the end-of-loop check says stop. Its settings
+// are O.Config's.
+type Runner struct {
+	O *Orchestrator
+	// Terminal receives the loop's output as it runs (it is also kept in
+	// logs/loops/). Stderr receives progress lines.
+	Terminal, Stderr io.Writer
+	// Environ is the environment the loop command starts from; nil means
+	// os.Environ().
+	Environ []string
+	// Exec runs a command; nil means procgroup.Run.
+	Exec func(context.Context, procgroup.Spec) (procgroup.Result, error)
+	// Sleep waits for d or until ctx is done; nil means a timer.
+	Sleep func(ctx context.Context, d time.Duration) error
+	// Rand returns a number in [0, 1) for jitter; nil means math/rand.
+	Rand func() float64
+	// AfterLoop, if set, runs after each loop's state is written (metrics).
+	AfterLoop func() error
+	// Pid is recorded in the run id; 0 means os.Getpid().
+	Pid int
+
+	sentinel atomic.Bool
+	stats    runStats
+}
+
+// StopError ends a run or a check that a rule stopped. Code is its stable
+// reason code, Hint says what to do next. Wait marks a stop where nothing is
+// wrong (a rate-limit window, a pause): exit 0 for a run, not 3.
+type StopError struct {
+	Code   Code
+	Reason string
+	Hint   string
+	Wait   bool
+	Until  time.Time
+}
+
+func (e *StopError) Error() string { return "stopped (" + string(e.Code) + "): " + e.Reason }
+
+// stopFor turns a stopping verdict into the error that ends a run.
+func stopFor(v *Verdict) *StopError {
+	return &StopError{Code: v.Rule, Reason: v.Reason, Hint: v.Hint, Wait: v.Wait, Until: v.Until}
+}
+
+// RunReport is the result of a run, for --json and the summary.
+type RunReport struct {
+	RunID    string   `json:"run_id"`
+	Outcome  string   `json:"outcome"` // completed, stopped, aborted, failed
+	Code     Code     `json:"code,omitempty"`
+	Reason   string   `json:"reason,omitempty"`
+	Hint     string   `json:"hint,omitempty"`
+	Loops    int      `json:"loops"`
+	Resolved []string `json:"resolved"`
+	Halted   []string `json:"halted"`
+	Escal    []string `json:"escalated"`
+	WallMS   int64    `json:"wall_ms"`
+}
+
+type runStats struct {
+	touched   []string
+	firstOK   map[string]bool
+	retried   map[string]bool
+	resolved  map[string]bool
+	escalated map[string]bool
+	halted    map[string]bool
+	haltCode  map[string]Code
+	attempts  map[string]int
+	failTypes map[string]int
+	summaries map[string]string
+}
+
+func newRunStats() runStats {
+	return runStats{firstOK: map[string]bool{}, retried: map[string]bool{}, resolved: map[string]bool{}, escalated: map[string]bool{},
+		halted: map[string]bool{}, haltCode: map[string]Code{}, attempts: map[string]int{}, failTypes: map[string]int{}, summaries: map[string]string{}}
+}
+
+func (s *runStats) touch(id, summary string) {
+	if _, ok := s.summaries[id]; !ok {
+		s.touched = append(s.touched, id)
+	}
+	s.summaries[id] = summary
+}
+
+func (r *Runner) now() time.Time { return r.O.now() }
+
+func (r *Runner) sleep(ctx context.Context, d time.Duration) error {
+	if r.Sleep != nil {
+		return r.Sleep(ctx, d)
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (r *Runner) rand() float64 {
+	if r.Rand != nil {
+		return r.Rand()
+	}
+	return rand.Float64()
+}
+
+func (r *Runner) exec(ctx context.Context, s procgroup.Spec) (procgroup.Result, error) {
+	if r.Exec != nil {
+		return r.Exec(ctx, s)
+	}
+	return procgroup.Run(ctx, s)
+}
+
+func (r *Runner) progress(format string, args ...any) {
+	if r.Stderr != nil {
+		fmt.Fprintf(r.Stderr, "orchestrator: "+format+"\n", args...)
+	}
+}
+
+// Run performs one run: it opens the run, executes the regular loop and then
+// auto-retry loops while the end-of-loop check asks for them, and returns
+// its report. A *StopError means a rule stopped it.
+func (r *Runner) Run(ctx context.Context) (RunReport, error) {
+	o := r.O
+	start := r.now()
+	r.stats = newRunStats()
+	pid := r.Pid
+	if pid == 0 {
+		pid = os.Getpid()
+	}
+	rep := RunReport{RunID: NewRunID(start, pid), Resolved: []string{}, Halted: []string{}, Escal: []string{}}
+	if o.Config.Loop.Command == "" {
+		return rep, fmt.Errorf("no loop command: set [loop] command in config.toml (the script that runs one improvement loop)")
+	}
+	lk, err := statefile.TryRunLock(o.Dir, statefile.Owner{Command: "run", RunID: rep.RunID, PID: pid})
+	if err != nil {
+		var pe *os.PathError
+		if errors.As(err, &pe) {
+			return rep, &issuequeue.NoStateDirError{Dir: o.Dir}
+		}
+		return rep, err
+	}
+	defer lk.Unlock()
+	q, st, err := o.paths().Load()
+	if err != nil {
+		return rep, err
+	}
+	if err := q.Err(); err != nil {
+		return rep, err
+	}
+	o.WarnQuarantined(q.QuarantineFindings())
+	if err := st.Err(); err != nil {
+		return rep, err
+	}
+	// The rules that keep any loop from starting (a pause, the breaker, a
+	// rate-limit window, a spent daily budget) stop the run before it
+	// opens: the files stay as they are.
+	in, err := o.inputs(q, st)
+	if err != nil {
+		return rep, err
+	}
+	in.Run = true
+	if _, v := Gate(in, KindRegular); v != nil {
+		se := stopFor(v)
+		rep.Outcome, rep.Code, rep.Reason, rep.Hint = "stopped", se.Code, se.Reason, se.Hint
+		if err := o.log().Record(Event{Time: start, Event: EvStopped, RunID: rep.RunID, Code: se.Code, Reason: se.Reason, Until: se.Until}); err != nil {
+			return rep, err
+		}
+		return rep, se
+	}
+	halfOpen := st.Breaker == issuequeue.BreakerOpen || st.Breaker == issuequeue.BreakerHalfOpen
+
+	stopWatch := r.watchSentinel()
+	defer stopWatch()
+
+	// Open the run. Pruning the logs happens under the write lock, so no
+	// event is appended meanwhile.
+	err = o.store().Update(context.WithoutCancel(ctx), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		edits := ResetRun(rep.RunID, start)
+		if halfOpen {
+			edits = append(edits, issuequeue.SetField(issuequeue.SectionBreaker, issuequeue.StateBreaker, issuequeue.BreakerHalfOpen))
+		}
+		return issuequeue.Change{State: edits, After: func() error {
+			if err := o.tidy(start); err != nil {
+				return err
+			}
+			return o.log().Record(Event{Time: start, Event: EvRunStarted, RunID: rep.RunID})
+		}}, nil
+	})
+	if err != nil {
+		return rep, err
+	}
+	if halfOpen {
+		r.progress("circuit breaker half-open: one trial loop decides whether it closes")
+	}
+
+	runErr := r.loops(ctx, &rep, halfOpen)
+	rep.WallMS = r.now().Sub(start).Milliseconds()
+	outcome := "completed"
+	var se *StopError
+	switch {
+	case runErr == nil:
+	case errors.As(runErr, &se):
+		outcome = "stopped"
+		rep.Code, rep.Reason, rep.Hint = se.Code, se.Reason, se.Hint
+		if ctx.Err() != nil {
+			outcome = "aborted"
+		}
+	default:
+		outcome = "failed"
+		rep.Reason = runErr.Error()
+	}
+	rep.Outcome = outcome
+	finish := r.now()
+	werr := o.store().Update(context.WithoutCancel(ctx), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		return issuequeue.Change{State: []issuequeue.Edit{
+			issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateFinishedAt, issuequeue.FormatTime(finish)),
+			issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateLoops, strconv.Itoa(rep.Loops)),
+			issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateOutcome, outcome),
+		}, After: func() error {
+			return o.log().Record(Event{Time: finish, Event: EvRunFinished, RunID: rep.RunID, Status: outcome, Reason: rep.Reason,
+				Code: rep.Code, Loop: rep.Loops, DurationMS: rep.WallMS})
+		}}, nil
+	})
+	if serr := r.printSummary(rep, finish.Sub(start)); serr != nil && werr == nil {
+		werr = serr
+	}
+	if runErr == nil {
+		runErr = werr
+	}
+	return rep, runErr
+}
+
+// CheckCommand checks the loop command's program before anything runs (see
+// CheckLoopCommand), in the environment the loop gets.
+func (r *Runner) CheckCommand() error {
+	abs, err := filepath.Abs(r.O.Dir)
+	if err != nil {
+		return err
+	}
+	getenv := os.Getenv
+	if r.Environ != nil {
+		getenv = func(k string) string {
+			for _, kv := range r.Environ {
+				if v, ok := strings.CutPrefix(kv, k+"="); ok {
+					return v
+				}
+			}
+			return ""
+		}
+	}
+	return CheckLoopCommand(r.O.Config.Loop.Command, filepath.Dir(abs), getenv)
+}
+
+// loops runs the regular loop and the auto-retry loops.
+func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error {
+	o := r.O
+	cfg := o.Config
+	kind := KindRegular
+	var retried []string
+	stall := 0
+	var cascade []int
+	for loop := 1; ; loop++ {
+		if loop > 1 && r.sentinel.Load() {
+			return r.sentinelStop()
+		}
+		if loop > 1 && ctx.Err() != nil {
+			return r.abortedAfter(loop - 1)
+		}
+		rep.Loops = loop
+		before, _, err := o.paths().Load()
+		if err != nil {
+			return err
+		}
+		snap, err := o.snapshot()
+		if err != nil {
+			return err
+		}
+		res, result, transient, stop, err := r.runLoop(ctx, rep.RunID, loop, kind, retried, before)
+		if err != nil {
+			return err
+		}
+		lr := LoopRecord{RunID: rep.RunID, Loop: loop, Kind: kind, Started: res.started, Finished: r.now(), ExitCode: res.ExitCode,
+			Result: result, TransientRetries: transient, Issues: retried}
+		changes, err := o.guardAfter(snap, rep.RunID, loop)
+		if err != nil {
+			return err
+		}
+		for _, c := range changes {
+			r.progress("guard: %s", c.What)
+		}
+		if changes = stops(changes); len(changes) > 0 {
+			// Nothing the loop claims is believed: no verification, its
+			// issues go back to pending, the run stops.
+			if _, _, err := r.settle(ctx); err != nil {
+				return err
+			}
+			if err := r.recordLoop(rep, lr); err != nil {
+				return err
+			}
+			return guardStop(loop, changes)
+		}
+		if stop != nil {
+			// The loop was cut short by a rule (a rate-limit window, a
+			// spent budget): its issues' attempt did not happen.
+			if stop.Code == CodeRateLimited {
+				if err := r.openRateLimitWindow(rep.RunID, stop); err != nil {
+					return err
+				}
+			}
+			if err := r.release(retried); err != nil {
+				return err
+			}
+			lr.Result = ResultFailed
+			if err := r.recordLoop(rep, lr); err != nil {
+				return err
+			}
+			return stop
+		}
+		if result == ResultAborted {
+			return r.abortLoop(rep, lr)
+		}
+		if result == ResultPermanent {
+			return r.permanentStop(rep, lr, retried, res)
+		}
+
+		vr, err := r.verify(ctx, rep, retried)
+		if errors.Is(err, errAborted) {
+			lr.Result = ResultAborted
+			return r.abortLoop(rep, lr)
+		}
+		if err != nil {
+			if _, _, serr := r.settle(ctx); serr != nil {
+				return errors.Join(err, serr)
+			}
+			return err
+		}
+		lr.Resolved, lr.Failed, lr.Halted = vr.resolved, vr.failed, vr.halted
+		rep.Resolved = append(rep.Resolved, vr.resolved...)
+		rep.Halted = append(rep.Halted, vr.halted...)
+
+		after, st, err := r.settle(ctx)
+		if err != nil {
+			return err
+		}
+		lr.TotalAutoRetries = st.TotalAutoRetries
+
+		breaker, berr := r.breakerAfter(ctx, result != ResultOK, halfOpen)
+		lr.Breaker = breaker
+		halfOpen = false
+
+		if kind == KindAutoRetry {
+			if len(vr.resolved) == 0 {
+				stall++
+			} else {
+				stall = 0
+			}
+			cascade = append(cascade, newFailures(before, after, retried))
+		}
+		if err := r.recordLoop(rep, lr); err != nil {
+			return err
+		}
+		if berr != nil {
+			return berr
+		}
+		if kind == KindAutoRetry {
+			if v := StallVerdict(stall, vr.halted, cfg); v.Stop {
+				return stopFor(&v)
+			}
+			if v := CascadeVerdict(cascade, cfg); v.Stop {
+				return stopFor(&v)
+			}
+		}
+		if r.sentinel.Load() {
+			return r.sentinelStop()
+		}
+		// Aborted (abort, SIGTERM) after the loop ended: its verdicts are
+		// recorded; nothing is claimed for a loop that will not run.
+		if ctx.Err() != nil {
+			return r.abortedAfter(loop)
+		}
+
+		cr, err := o.check(context.WithoutCancel(ctx), runCheck{run: true, loops: loop})
+		if err != nil {
+			return err
+		}
+		for _, id := range append(append([]string(nil), cr.Exhausted...), cr.Halted...) {
+			rep.Escal = append(rep.Escal, id)
+			r.stats.escalated[id] = true
+		}
+		for _, iv := range cr.Issues {
+			if iv.Code != "" {
+				r.stats.haltCode[iv.ID] = iv.Code
+			}
+		}
+		d := cr.Decision
+		switch d.Outcome {
+		case CheckNothing:
+			if d.Stop != nil && len(d.WouldQualify) > 0 {
+				return stopFor(d.Stop) // a pause or a rate-limit window: nothing is wrong
+			}
+			if gaveUp := append(append([]string(nil), rep.Halted...), rep.Escal...); len(gaveUp) > 0 {
+				// Nothing left to retry, but the run gave up on something: a
+				// cron mail must say so.
+				code := r.stats.haltCode[gaveUp[0]]
+				if code == "" {
+					code = CodeMaxRetries
+				}
+				return &StopError{Code: code, Reason: fmt.Sprintf("nothing left to retry, but a person is needed for %s (halted or out of retries)", strings.Join(gaveUp, ", ")),
+					Hint: "answer with 'orchestrator retry ID', 'orchestrator fix ID \"…\"' or 'orchestrator skip ID'"}
+			}
+			if result == ResultFailed || result == ResultTimeout {
+				// The run is over and its last loop's command failed: an
+				// agent that crashes every time must not look fine to cron.
+				how := fmt.Sprintf("exited with status %d", res.ExitCode)
+				if result == ResultTimeout {
+					how = "timed out after " + cfg.Loop.Timeout.String()
+				}
+				return &StopError{Code: CodeLoopFailed, Reason: fmt.Sprintf("the loop command failed in loop %d (%s)", loop, how),
+					Hint: "look at its output in " + o.paths().LoopLogs() + "; " + strconv.Itoa(cfg.CircuitBreaker.Threshold) + " failed loops in a row open the circuit breaker"}
+			}
+			return nil
+		case CheckHuman:
+			return stopFor(d.Stop)
+		}
+		kind, retried = KindAutoRetry, cr.Triggered
+		for _, is := range d.Triggered {
+			r.stats.touch(is.ID, is.Summary())
+			r.stats.retried[is.ID] = true
+		}
+	}
+}
+
+// release gives back the attempt a loop cut short by a rule did not make:
+// its issues go back to pending with their Retry-Count as before the check
+// claimed them, and the run's auto-retry count is lowered.
+func (r *Runner) release(retried []string) error {
+	if len(retried) == 0 {
+		return nil
+	}
+	return r.O.store().Update(context.Background(), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		var edits []issuequeue.Edit
+		for _, id := range retried {
+			is := q.Issue(id)
+			if is == nil || is.Status != issuequeue.StatusInProgress {
+				continue
+			}
+			edits = append(edits, issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusPending),
+				issuequeue.SetField(id, issuequeue.FieldRetryCount, strconv.Itoa(max(0, is.RetryCount-1))))
+		}
+		return issuequeue.Change{Queue: edits, State: []issuequeue.Edit{issuequeue.SetField(issuequeue.SectionAutoRetry,
+			issuequeue.StateTotalAutoRetries, strconv.Itoa(max(0, st.TotalAutoRetries-1)))}}, nil
+	})
+}
+
+// newFailures counts issues that appeared, and failures recorded for issues
+// other than the retried ones, between two readings of the queue.
+func newFailures(before, after *issuequeue.Queue, retried []string) int {
+	n := 0
+	for _, is := range after.Issues {
+		prev := before.Issue(is.ID)
+		if prev == nil {
+			n++
+			continue
+		}
+		if slices.Contains(retried, is.ID) {
+			continue
+		}
+		_, rb, _ := prev.Table(issuequeue.SectionAttemptHistory)
+		_, ra, _ := is.Table(issuequeue.SectionAttemptHistory)
+		if len(ra) > len(rb) {
+			n += len(ra) - len(rb)
+		}
+	}
+	return n
+}
+
+func sum(xs []int) int {
+	t := 0
+	for _, x := range xs {
+		t += x
+	}
+	return t
+}

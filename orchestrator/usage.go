@@ -1,0 +1,235 @@
+package orchestrator
+
+import (
+	"sort"
+	"time"
+
+	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/issuequeue"
+)
+
+// Usage is what the event log says about the last 24 hours: the facts the
+// daily budgets and the cross-issue rules read. It comes from the tool's own
+// append-only log, not from counters in the markdown files, which agents
+// can edit.
+type Usage struct {
+	Since          time.Time
+	Execs          []Exec      // executions of the loop command, re-runs included
+	AutoRetryLoops []time.Time // auto-retry loops the check started
+	Attempts       []Attempt   // failures recorded, oldest first
+	Halts          []Attempt   // issues halted on a signature, oldest first
+	// Answered holds, by issue, when a person last answered it (retry,
+	// fix, …): its own earlier failures no longer count against it.
+	Answered map[string]time.Time
+	// Claimed holds, by issue, the highest Retry-Count the check wrote
+	// since a person last answered the issue.
+	Claimed map[string]int
+}
+
+// Exec is one execution of the loop command.
+type Exec struct {
+	At       time.Time // when it ended
+	Kind     string
+	Duration time.Duration
+	Cost     float64
+}
+
+// Attempt is one recorded failure of an issue, or a halt.
+type Attempt struct {
+	At        time.Time
+	IssueID   string
+	Signature string
+}
+
+func (u Usage) execTimes() []time.Time {
+	ts := make([]time.Time, len(u.Execs))
+	for i, e := range u.Execs {
+		ts[i] = e.At
+	}
+	return ts
+}
+
+// AgentTime is the wall time of the loop command in the window.
+func (u Usage) AgentTime() time.Duration {
+	var d time.Duration
+	for _, e := range u.Execs {
+		d += e.Duration
+	}
+	return d
+}
+
+// Cost is the cost the loops reported in the window.
+func (u Usage) Cost() float64 {
+	c := 0.0
+	for _, e := range u.Execs {
+		c += e.Cost
+	}
+	return c
+}
+
+// nextCount returns when fewer than limit of times will be inside the window.
+func (u Usage) nextCount(times []time.Time, limit int) time.Time {
+	if limit <= 0 || len(times) < limit {
+		return time.Time{}
+	}
+	ts := append([]time.Time(nil), times...)
+	sort.Slice(ts, func(i, j int) bool { return ts[i].Before(ts[j]) })
+	return ts[len(ts)-limit].Add(config.BudgetWindow)
+}
+
+// nextSum returns when the sum of f over the executions inside the window
+// will be below limit.
+func (u Usage) nextSum(f func(Exec) float64, limit float64) time.Time {
+	es := append([]Exec(nil), u.Execs...)
+	sort.Slice(es, func(i, j int) bool { return es[i].At.Before(es[j].At) })
+	total := 0.0
+	for _, e := range es {
+		total += f(e)
+	}
+	for _, e := range es {
+		total -= f(e)
+		if total < limit {
+			return e.At.Add(config.BudgetWindow)
+		}
+	}
+	return time.Time{}
+}
+
+// failuresElsewhere counts the failures the same as f of issues other than
+// id in the window.
+func (u Usage) failuresElsewhere(f Failure, id string) int {
+	n := 0
+	for _, a := range u.Attempts {
+		if a.IssueID != id && sameFailure(a.Signature, f) {
+			n++
+		}
+	}
+	return n
+}
+
+// haltedElsewhere reports an issue other than id halted on the same
+// failure as f in the window.
+func (u Usage) haltedElsewhere(f Failure, id string) (string, bool) {
+	for _, h := range u.Halts {
+		if h.IssueID != id && sameFailure(h.Signature, f) {
+			return h.IssueID, true
+		}
+	}
+	return "", false
+}
+
+// issueSignatures returns the signatures of the failures recorded for id in
+// the window since a person last answered it, oldest first.
+func (u Usage) issueSignatures(id string) []string {
+	var s []string
+	for _, a := range u.Attempts {
+		if a.IssueID == id && a.At.After(u.Answered[id]) {
+			s = append(s, a.Signature)
+		}
+	}
+	return s
+}
+
+// sameSignature compares two signatures; a short one (a prefix, as some
+// hand-written queues record) matches the full signature it starts.
+func sameSignature(a, b string) bool {
+	if a == "" || b == "" {
+		return false
+	}
+	if len(a) > len(b) {
+		a, b = b, a
+	}
+	return len(a) >= 16 && b[:len(a)] == a
+}
+
+// usageEvents are the events ReadUsage counts; the others are not decoded.
+var usageEvents = map[string]bool{EvExec: true, EvAutoRetryLoop: true, EvAttempt: true, EvUserResponse: true, EvTriggered: true, EvEscalated: true}
+
+// usageMemo keeps the window ReadUsage read, for the next call.
+var usageMemo ledgerMemo
+
+// ReadUsage reads the last 24 hours (before now) of the event log of a state
+// directory. It finds where the window starts reading the log from its end
+// (readLedgerSince), so its cost follows the window, not the age of the
+// log, and it decodes only the events it counts.
+func ReadUsage(dir string, now time.Time) (Usage, error) {
+	since := now.Add(-config.BudgetWindow)
+	u := Usage{Since: since}
+	evs, err := readLedgerSince(issuequeue.Paths{Dir: dir}.Ledger(), since, usageEvents, &usageMemo)
+	if err != nil {
+		return u, err
+	}
+	for _, ev := range evs {
+		if ev.Time.After(now) {
+			continue
+		}
+		switch ev.Event {
+		case EvExec:
+			u.Execs = append(u.Execs, Exec{At: ev.Time, Kind: ev.Kind, Duration: time.Duration(ev.DurationMS) * time.Millisecond, Cost: ev.Cost})
+		case EvAutoRetryLoop:
+			u.AutoRetryLoops = append(u.AutoRetryLoops, ev.Time)
+		case EvAttempt:
+			if ev.Signature != "" {
+				u.Attempts = append(u.Attempts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature})
+			}
+		case EvUserResponse:
+			if ev.IssueID != "" {
+				if u.Answered == nil {
+					u.Answered = map[string]time.Time{}
+				}
+				u.Answered[ev.IssueID] = ev.Time
+				delete(u.Claimed, ev.IssueID)
+			}
+		case EvTriggered:
+			if u.Claimed == nil {
+				u.Claimed = map[string]int{}
+			}
+			u.Claimed[ev.IssueID] = max(u.Claimed[ev.IssueID], ev.Attempt)
+		case EvEscalated:
+			if ev.Signature != "" { // a halt on a repeated failure
+				u.Halts = append(u.Halts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature})
+			}
+		}
+	}
+	return u, nil
+}
+
+// Budget is one daily budget's state, for status, metrics and reports.
+type Budget struct {
+	Code   Code      `json:"code"`  // the reason code when it is spent
+	Key    string    `json:"key"`   // its [budget] key
+	Used   float64   `json:"used"`  // executions, loops, seconds or cost
+	Limit  float64   `json:"limit"` // 0: off
+	Spent  bool      `json:"spent"`
+	NextAt time.Time `json:"next_loop_at,omitzero"` // when spent: when it frees up
+}
+
+// Budgets returns the daily budgets as the event log's last 24 hours spent
+// them.
+func Budgets(cfg *config.Config, u Usage) []Budget {
+	b := cfg.Budget
+	out := []Budget{
+		{Code: CodeDailyLoops, Key: "loops_per_day", Used: float64(len(u.Execs)), Limit: float64(b.LoopsPerDay)},
+		{Code: CodeDailyAutoRetries, Key: "auto_retry_loops_per_day", Used: float64(len(u.AutoRetryLoops)), Limit: float64(b.AutoRetryLoopsPerDay)},
+		{Code: CodeDailyAgentTime, Key: "agent_time_per_day", Used: u.AgentTime().Seconds(), Limit: b.AgentTimePerDay.Seconds()},
+		{Code: CodeDailyCost, Key: "cost_per_day", Used: u.Cost(), Limit: b.CostPerDay},
+	}
+	for i := range out {
+		x := &out[i]
+		x.Spent = x.Limit > 0 && x.Used >= x.Limit
+		if !x.Spent {
+			continue
+		}
+		switch x.Code {
+		case CodeDailyLoops:
+			x.NextAt = u.nextCount(u.execTimes(), b.LoopsPerDay)
+		case CodeDailyAutoRetries:
+			x.NextAt = u.nextCount(u.AutoRetryLoops, b.AutoRetryLoopsPerDay)
+		case CodeDailyAgentTime:
+			x.NextAt = u.nextSum(func(e Exec) float64 { return float64(e.Duration) }, float64(b.AgentTimePerDay))
+		case CodeDailyCost:
+			x.NextAt = u.nextSum(func(e Exec) float64 { return e.Cost }, b.CostPerDay)
+		}
+	}
+	return out
+}
