@@ -55,6 +55,11 @@ func (w *Workspace) findRepo(ctx context.Context) (*repo, string, error) {
 		return nil, "", fmt.Errorf("workspace: %w", err)
 	}
 	env := gitEnv(os.Environ())
+	key := sha256.Sum256([]byte(root))
+	found := w.dir("git", "found-"+hex.EncodeToString(key[:8]))
+	if lines, ok := foundBefore(found, root); ok {
+		return w.newRepo(path, root, env, lines)
+	}
 	out, stderr, err := runGit(ctx, path, root, env, nil,
 		"rev-parse", "--is-inside-work-tree", "--absolute-git-dir", "--git-common-dir", "--show-toplevel")
 	if err != nil {
@@ -74,10 +79,51 @@ func (w *Workspace) findRepo(ctx context.Context) (*repo, string, error) {
 	if len(lines) < 4 || lines[0] != "true" {
 		return nil, "the root is inside a git directory, not a work tree", nil
 	}
-	gitDir, common, top := lines[1], lines[2], lines[3]
-	if !filepath.IsAbs(common) {
-		common = filepath.Join(root, common)
+	if !filepath.IsAbs(lines[2]) {
+		lines[2] = filepath.Join(root, lines[2])
 	}
+	lines = lines[1:4]
+	if err := os.MkdirAll(filepath.Dir(found), 0o755); err == nil {
+		writeAtomic(found, []byte(strings.Join(lines, "\n")+"\n")) // only spares a rev-parse next time
+	}
+	return w.newRepo(path, root, env, lines)
+}
+
+// foundBefore returns the git directory, common directory and top of the
+// work tree that git found for root last time, if they still hold: the same
+// directories exist and no .git has appeared between root and the top (git
+// would stop at it).
+func foundBefore(found, root string) ([]string, bool) {
+	data, err := os.ReadFile(found)
+	if err != nil {
+		return nil, false
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 3 {
+		return nil, false
+	}
+	gitDir, common, top := lines[0], lines[1], lines[2]
+	for _, d := range []string{gitDir, filepath.Join(common, "objects"), filepath.Join(top, ".git")} {
+		if _, err := os.Stat(d); err != nil {
+			return nil, false
+		}
+	}
+	rel, err := filepath.Rel(top, root)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, false
+	}
+	for dir := root; dir != top; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil || dir == filepath.Dir(dir) {
+			return nil, false
+		}
+	}
+	return lines, true
+}
+
+// newRepo makes the repo for the git directory, common directory and top
+// of the work tree git found for root.
+func (w *Workspace) newRepo(path, root string, env, lines []string) (*repo, string, error) {
+	gitDir, common, top := lines[0], lines[1], lines[2]
 	state, err := resolved(w.StateDir)
 	if err != nil {
 		return nil, "", fmt.Errorf("workspace: %w", err)

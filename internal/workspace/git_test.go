@@ -23,10 +23,10 @@ func needGit(t testing.TB) {
 }
 
 // git runs git in dir for the test's own setup, isolated from the user's
-// configuration.
+// configuration, with no maintenance left running in the background.
 func git(t testing.TB, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
+	cmd := exec.Command("git", append([]string{"-c", "gc.auto=0", "-c", "maintenance.auto=false"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = append(gitEnv(os.Environ()), "GIT_CONFIG_GLOBAL=/dev/null", "GIT_CONFIG_NOSYSTEM=1",
 		"GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.com")
@@ -351,5 +351,18 @@ func TestStaleIndexCopiesRemoved(t *testing.T) {
 	sort.Strings(names)
 	if len(names) != 2 || names[0] != recent {
 		t.Errorf("index files = %q, want the index and %s", names, recent)
+	}
+}
+
+func TestGitFoundAgainWhenARepositoryAppears(t *testing.T) {
+	root, _ := newRepo(t)
+	sub := filepath.Join(root, "sub")
+	w := &Workspace{Root: sub, StateDir: filepath.Join(root, ".orchestrator")}
+	s1 := state(t, w)
+	git(t, sub, "init", "-q")
+	got := state(t, w)
+	fresh := state(t, &Workspace{Root: sub, StateDir: t.TempDir()})
+	if got == s1 || got != fresh {
+		t.Errorf("after git init below the top: %s, want %s as a fresh recording has it (was %s)", got.Hex, fresh.Hex, s1.Hex)
 	}
 }
