@@ -1,0 +1,349 @@
+package workspace
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// repo is a git work tree found for a Workspace, with the environment that
+// points git at the private index and object directory.
+type repo struct {
+	git     string
+	top     string   // the top of the work tree
+	exclude string   // the state directory relative to top, slash-separated; "" if outside
+	index   string   // the private index, a stat cache
+	objects string   // the private object directory
+	env     []string // git's environment, without GIT_INDEX_FILE
+}
+
+// safety is passed to every git command: no file system monitor or split
+// index (both keep files in the repository's git directory), no automatic
+// maintenance, no advice on stderr.
+var safety = []string{
+	"-c", "core.fsmonitor=false",
+	"-c", "core.splitIndex=false",
+	"-c", "gc.auto=0",
+	"-c", "maintenance.auto=false",
+	"-c", "advice.addEmbeddedRepo=false",
+}
+
+// findRepo returns the git work tree holding w.Root, or nil and, when the
+// root may be in one that cannot be used, the reason.
+func (w *Workspace) findRepo(ctx context.Context) (*repo, string, error) {
+	git := w.Git
+	if git == "" {
+		git = "git"
+	}
+	path, err := exec.LookPath(git)
+	if err != nil {
+		return nil, fmt.Sprintf("no git program (%v)", err), nil
+	}
+	root, err := resolved(w.Root)
+	if err != nil {
+		return nil, "", fmt.Errorf("workspace: %w", err)
+	}
+	env := gitEnv(os.Environ())
+	key := sha256.Sum256([]byte(root))
+	found := w.dir("git", "found-"+hex.EncodeToString(key[:8]))
+	if lines, ok := foundBefore(found, root); ok {
+		return w.newRepo(path, root, env, lines)
+	}
+	out, stderr, err := runGit(ctx, path, root, env, nil,
+		"rev-parse", "--is-inside-work-tree", "--absolute-git-dir", "--git-common-dir", "--show-toplevel")
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
+		var exit *exec.ExitError
+		if !errors.As(err, &exit) {
+			return nil, fmt.Sprintf("cannot run git (%v)", err), nil
+		}
+		if strings.Contains(stderr, "not a git repository") {
+			return nil, "", nil
+		}
+		return nil, "git: " + firstLine(stderr), nil
+	}
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if len(lines) < 4 || lines[0] != "true" {
+		return nil, "the root is inside a git directory, not a work tree", nil
+	}
+	if !filepath.IsAbs(lines[2]) {
+		lines[2] = filepath.Join(root, lines[2])
+	}
+	lines = lines[1:4]
+	if err := os.MkdirAll(filepath.Dir(found), 0o755); err == nil {
+		writeAtomic(found, []byte(strings.Join(lines, "\n")+"\n")) // only spares a rev-parse next time
+	}
+	return w.newRepo(path, root, env, lines)
+}
+
+// foundBefore returns the git directory, common directory and top of the
+// work tree that git found for root last time, if they still hold: the same
+// directories exist and no .git has appeared between root and the top (git
+// would stop at it).
+func foundBefore(found, root string) ([]string, bool) {
+	data, err := os.ReadFile(found)
+	if err != nil {
+		return nil, false
+	}
+	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
+	if len(lines) != 3 {
+		return nil, false
+	}
+	gitDir, common, top := lines[0], lines[1], lines[2]
+	for _, d := range []string{gitDir, filepath.Join(common, "objects"), filepath.Join(top, ".git")} {
+		if _, err := os.Stat(d); err != nil {
+			return nil, false
+		}
+	}
+	rel, err := filepath.Rel(top, root)
+	if err != nil || rel == ".." || strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		return nil, false
+	}
+	for dir := root; dir != top; dir = filepath.Dir(dir) {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil || dir == filepath.Dir(dir) {
+			return nil, false
+		}
+	}
+	return lines, true
+}
+
+// newRepo makes the repo for the git directory, common directory and top
+// of the work tree git found for root.
+func (w *Workspace) newRepo(path, root string, env, lines []string) (*repo, string, error) {
+	gitDir, common, top := lines[0], lines[1], lines[2]
+	state, err := resolved(w.StateDir)
+	if err != nil {
+		return nil, "", fmt.Errorf("workspace: %w", err)
+	}
+	r := &repo{git: path, top: top}
+	if rel, err := filepath.Rel(top, state); err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+		if rel == "." {
+			return nil, "", fmt.Errorf("workspace: the state directory %s is the top of the work tree", w.StateDir)
+		}
+		r.exclude = filepath.ToSlash(rel)
+	}
+	key := sha256.Sum256([]byte(top))
+	r.index = w.dir("git", "index-"+hex.EncodeToString(key[:8]))
+	r.objects = w.dir("git", "objects")
+	r.env = append(env,
+		"GIT_DIR="+gitDir,
+		"GIT_WORK_TREE="+top,
+		"GIT_OBJECT_DIRECTORY="+r.objects,
+		"GIT_ALTERNATE_OBJECT_DIRECTORIES="+filepath.Join(common, "objects"),
+	)
+	return r, "", nil
+}
+
+// gitEnv returns environ without the variables that point git at another
+// repository, index or object store, plus the ones every command here runs
+// with: no optional locks, no replace refs, no prompts, messages in English
+// (they are matched).
+func gitEnv(environ []string) []string {
+	env := make([]string, 0, len(environ)+8)
+	for _, kv := range environ {
+		name, _, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(name, "GIT_") && !strings.HasPrefix(name, "GIT_CONFIG_") && name != "GIT_EXEC_PATH" ||
+			name == "GIT_CONFIG_PARAMETERS" || name == "LC_ALL" || name == "LANGUAGE" {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "GIT_OPTIONAL_LOCKS=0", "GIT_NO_REPLACE_OBJECTS=1", "GIT_TERMINAL_PROMPT=0", "LC_ALL=C", "LANGUAGE=C")
+}
+
+// state returns the id of the tree "git add -A" would stage, the state
+// directory left out, computed against a copy of the private index that
+// then replaces it.
+func (r *repo) state(ctx context.Context) (string, error) {
+	if err := os.MkdirAll(r.objects, 0o755); err != nil {
+		return "", fmt.Errorf("workspace: %w", err)
+	}
+	removeStale(filepath.Dir(r.index), time.Now().Add(-time.Hour))
+	tmp := fmt.Sprintf("%s.%d-%d.tmp", r.index, os.Getpid(), time.Now().UnixNano())
+	defer os.Remove(tmp)
+	// git replaces an index by renaming a new file over it, never writes it
+	// in place, so a hard link is as good as a copy.
+	if err := os.Link(r.index, tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := copyFile(r.index, tmp); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("workspace: %w", err)
+		}
+	}
+	env := append(r.env[:len(r.env):len(r.env)], "GIT_INDEX_FILE="+tmp)
+	args := []string{"add", "--all", "--ignore-errors", "--", ":/"}
+	if r.exclude != "" {
+		args = append(args, ":(exclude,literal)"+r.exclude)
+	}
+	if _, stderr, err := runGit(ctx, r.git, r.top, env, nil, args...); err != nil && !onlyUncheckedOut(err, stderr) {
+		return "", gitError("git add", err, stderr)
+	}
+	out, stderr, err := runGit(ctx, r.git, r.top, env, nil, "write-tree")
+	if err != nil {
+		return "", gitError("git write-tree", err, stderr)
+	}
+	if err := os.Rename(tmp, r.index); err != nil {
+		return "", fmt.Errorf("workspace: %w", err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// onlyUncheckedOut reports whether "git add --ignore-errors" failed only on
+// nested repositories with no commit checked out, which are left out.
+func onlyUncheckedOut(err error, stderr string) bool {
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 {
+		return false
+	}
+	seen := false
+	for _, line := range strings.Split(stderr, "\n") {
+		switch {
+		case strings.HasPrefix(line, "error: ") && strings.HasSuffix(line, "does not have a commit checked out"):
+			seen = true
+		case strings.HasPrefix(line, "error: ") || strings.HasPrefix(line, "fatal: "):
+			return false
+		}
+	}
+	return seen
+}
+
+// kept reports ErrNotKept when the private object directory is gone:
+// git would take it for a repository that is not one.
+func (r *repo) kept() error {
+	if _, err := os.Stat(r.objects); err != nil {
+		return fmt.Errorf("%w: %v", ErrNotKept, err)
+	}
+	return nil
+}
+
+func (r *repo) diff(ctx context.Context, from, to string) (Stats, error) {
+	if err := r.kept(); err != nil {
+		return Stats{}, err
+	}
+	out, stderr, err := runGit(ctx, r.git, r.top, r.env, nil,
+		"diff-tree", "-r", "-z", "--numstat", "--no-renames", "--no-textconv", "--no-ext-diff", from, to)
+	if err != nil {
+		return Stats{}, gitError("git diff-tree", err, stderr)
+	}
+	var st Stats
+	for rec := range strings.SplitSeq(strings.TrimSuffix(string(out), "\x00"), "\x00") {
+		if rec == "" {
+			continue
+		}
+		added, rest, ok1 := strings.Cut(rec, "\t")
+		removed, path, ok2 := strings.Cut(rest, "\t")
+		if !ok1 || !ok2 {
+			return Stats{}, fmt.Errorf("workspace: unexpected git diff-tree output %q", rec)
+		}
+		fc := FileChange{Path: path}
+		if added == "-" {
+			fc.Binary = true
+		} else {
+			a, err1 := strconv.Atoi(added)
+			d, err2 := strconv.Atoi(removed)
+			if err1 != nil || err2 != nil {
+				return Stats{}, fmt.Errorf("workspace: unexpected git diff-tree output %q", rec)
+			}
+			fc.LinesAdded, fc.LinesRemoved = a, d
+		}
+		st.add(fc)
+	}
+	sort.Slice(st.Files, func(i, j int) bool { return st.Files[i].Path < st.Files[j].Path })
+	return st, nil
+}
+
+func (r *repo) diffText(ctx context.Context, from, to string) ([]byte, error) {
+	if err := r.kept(); err != nil {
+		return nil, err
+	}
+	out, stderr, err := runGit(ctx, r.git, r.top, r.env, nil,
+		"diff-tree", "-r", "-p", "--no-renames", "--no-textconv", "--no-ext-diff", "--no-color", from, to)
+	if err != nil {
+		return nil, gitError("git diff-tree", err, stderr)
+	}
+	return out, nil
+}
+
+func (st *Stats) add(fc FileChange) {
+	st.FilesChanged++
+	st.LinesAdded += fc.LinesAdded
+	st.LinesRemoved += fc.LinesRemoved
+	st.Files = append(st.Files, fc)
+}
+
+func runGit(ctx context.Context, git, dir string, env []string, stdin io.Reader, args ...string) ([]byte, string, error) {
+	cmd := exec.CommandContext(ctx, git, append(safety[:len(safety):len(safety)], args...)...)
+	cmd.Dir = dir
+	cmd.Env = env
+	cmd.Stdin = stdin
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout = &stdout
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	return stdout.Bytes(), stderr.String(), err
+}
+
+// gitError words a failed git command; a missing object means a state whose
+// objects are gone.
+func gitError(what string, err error, stderr string) error {
+	msg := firstLine(stderr)
+	if strings.Contains(stderr, "bad object") || strings.Contains(stderr, "not a tree object") || strings.Contains(stderr, "unable to read tree") {
+		return fmt.Errorf("%w: %s", ErrNotKept, msg)
+	}
+	if msg == "" {
+		return fmt.Errorf("workspace: %s: %w", what, err)
+	}
+	return fmt.Errorf("workspace: %s: %w: %s", what, err, msg)
+}
+
+// firstLine returns the first line of s that says something, preferring an
+// error over a warning.
+func firstLine(s string) string {
+	var first string
+	for _, line := range strings.Split(s, "\n") {
+		line = strings.TrimSpace(line)
+		if line == "" {
+			continue
+		}
+		if strings.HasPrefix(line, "fatal: ") || strings.HasPrefix(line, "error: ") {
+			return line
+		}
+		if first == "" {
+			first = line
+		}
+	}
+	return first
+}
+
+// removeStale removes the index copies of recordings that were killed,
+// telling their age by the time in their names (a hard-linked copy keeps the
+// index's modification time).
+func removeStale(dir string, before time.Time) {
+	names, _ := filepath.Glob(filepath.Join(dir, "index-*.tmp*"))
+	for _, name := range names {
+		stem, _, _ := strings.Cut(filepath.Base(name), ".tmp")
+		_, nanos, _ := strings.Cut(stem[strings.LastIndexByte(stem, '.')+1:], "-")
+		if n, err := strconv.ParseInt(nanos, 10, 64); err == nil && time.Unix(0, n).Before(before) {
+			os.Remove(name)
+		}
+	}
+}
+
+func copyFile(from, to string) error {
+	data, err := os.ReadFile(from)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(to, data, 0o644)
+}
