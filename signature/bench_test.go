@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"io"
+	"path/filepath"
+	"sort"
 	"sync"
 	"testing"
 
@@ -54,8 +56,9 @@ func BenchmarkNormalizeExtra(b *testing.B) {
 	benchmarkNormalize(b, compile(b, "", `request-id: [A-Za-z0-9]+`, `token=\S+`))
 }
 
-func benchmarkNormalize(b *testing.B, r *Rules) {
-	in := benchOutput()
+func benchmarkNormalize(b *testing.B, r *Rules) { benchmarkNormalizeOn(b, r, benchOutput()) }
+
+func benchmarkNormalizeOn(b *testing.B, r *Rules, in []byte) {
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {
 		w := r.NewWriter(io.Discard)
@@ -80,5 +83,76 @@ func BenchmarkSHA256(b *testing.B) {
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {
 		sha256.Sum256(in)
+	}
+}
+
+// corpusOutput returns the failure corpus's outputs of the projects in
+// language lang ("" for all), concatenated and repeated to at least 4 MiB.
+func corpusOutput(b *testing.B, lang string) []byte {
+	var one []byte
+	for _, set := range corpusSets {
+		paths, _ := filepath.Glob(filepath.Join("testdata", "corpus", set, "*.txtar.gz"))
+		sort.Strings(paths)
+		for _, path := range paths {
+			p, err := readCorpusArchive(path)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if lang != "" && p.lang != lang {
+				continue
+			}
+			for _, bug := range p.bugs {
+				for _, run := range corpusRuns {
+					one = append(one, bug.out[run]...)
+				}
+			}
+		}
+	}
+	if len(one) == 0 {
+		b.Fatalf("no corpus output in %q", lang)
+	}
+	out := make([]byte, 0, 4<<20+len(one))
+	for len(out) < 4<<20 {
+		out = append(out, one...)
+	}
+	return out
+}
+
+// BenchmarkRules normalizes each runner's real failing output (the
+// corpus's projects in its language) under each rule set: v1 is the line
+// rules alone, v3 adds the report rules, so the difference is what the
+// runner's report rules cost. "real" is every output of the corpus, as
+// bench/signature.sh reads it; "synthetic" the generated output.
+func BenchmarkRules(b *testing.B) {
+	inputs := []struct{ name, lang string }{
+		{"go", "go"}, {"pytest", "py"}, {"cargo", "rust"}, {"javascript", "js"}, {"java", "java"}, {"real", ""},
+	}
+	for _, in := range inputs {
+		var data []byte
+		for _, set := range []string{V1, V3} {
+			b.Run(in.name+"/"+set, func(b *testing.B) {
+				if data == nil {
+					data = corpusOutput(b, in.lang)
+				}
+				benchmarkNormalizeOn(b, compileSet(b, set, "/home/ci/src/app"), data)
+			})
+		}
+	}
+	for _, set := range []string{V1, V3} {
+		b.Run("synthetic/"+set, func(b *testing.B) {
+			benchmarkNormalizeOn(b, compileSet(b, set, "/home/ci/src/app"), benchOutput()[:4<<20])
+		})
+	}
+}
+
+// BenchmarkSumReal is BenchmarkSum on the corpus's outputs.
+func BenchmarkSumReal(b *testing.B) {
+	r := compileSet(b, Current, "/home/ci/src/app")
+	in := corpusOutput(b, "")
+	b.SetBytes(int64(len(in)))
+	for b.Loop() {
+		if _, err := r.Sum(bytes.NewReader(in)); err != nil {
+			b.Fatal(err)
+		}
 	}
 }

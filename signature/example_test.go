@@ -78,3 +78,9 @@ func ExampleRaw() {
 	fmt.Println(sum) // the same as: printf 'hello\n' | sha256sum
 	// Output: 5891b5b522d5df086d0ff0b110fbd9d21bb4fc7163af34d08286a2e846f6be03
 }
+
+func ExampleStripANSI() {
+	colored := []byte("\x1b[31mFAIL\x1b[0m TestDial")
+	fmt.Printf("%s\n", signature.StripANSI(nil, colored))
+	// Output: FAIL TestDial
+}

@@ -1,11 +1,17 @@
 package signature
 
+// The rules V2 and V3 for test reports: the failure block being read, the
+// blocks kept and sorted, and the order lines are looked at in. What each
+// runner's lines are lives in report_<runner>.go: report_go.go,
+// report_python.go (pytest, unittest), report_cargo.go (cargo, rustc),
+// report_javascript.go (vitest, jest, node --test, TAP, eslint, tsc) and
+// report_java.go (maven, gradle).
+
 import (
 	"bytes"
 	"container/heap"
 	"encoding/binary"
 	"slices"
-	"strconv"
 )
 
 // Bounds of what the rules V2 keep to sort: each failure block is cut to
@@ -80,6 +86,10 @@ type report struct {
 	captured int
 	// paused holds go -v's parallel tests ("=== PAUSE name").
 	paused map[string]bool
+
+	// slowTests turns quick's way for go -v's lines of tests off, so that
+	// a test can compare it with the rules' way.
+	slowTests bool
 }
 
 // blanks returns line with its no-break spaces (U+00A0) as spaces: some
@@ -100,74 +110,6 @@ func (r *report) blanks(line []byte) []byte {
 	}
 	r.nbsp = out
 	return out
-}
-
-// jsonTest makes the lines that follow output of test name (from a go test
-// -json event), whatever their indentation, unless they start a report's
-// line of their own.
-func (r *report) jsonTest(name, line []byte) {
-	t := line[skipSpace(line, 0):]
-	if len(name) == 0 {
-		if r.kind == kTest && r.indent < 0 {
-			r.end() // the package's own output
-		}
-		return
-	}
-	if bytes.HasPrefix(t, []byte("=== ")) || bytes.HasPrefix(t, []byte("--- ")) {
-		return
-	}
-	if r.kind != kTest || !bytes.Equal(name, r.testName) {
-		r.end()
-		if !bytes.Equal(name, r.testName) {
-			r.testPiece()
-			r.testName = append(r.testName[:0], name...)
-		}
-	}
-	r.kind, r.indent = kTest, -1
-}
-
-// testJSON reads a go test -json (test2json) event: the text of an output
-// event and the test it is of, or nothing for the others, which tell what
-// the output says. ok is false if b is not such an event.
-func testJSON(b []byte) (out, test []byte, ok bool) {
-	if !bytes.HasPrefix(b, []byte(`{"Time":"`)) && !bytes.HasPrefix(b, []byte(`{"ImportPath":"`)) &&
-		!bytes.HasPrefix(b, []byte(`{"Action":"`)) || b[len(b)-1] != '}' {
-		return nil, nil, false
-	}
-	a := bytes.Index(b, []byte(`"Action":"`))
-	if a < 0 {
-		return nil, nil, false
-	}
-	act := b[a+len(`"Action":"`):]
-	if !bytes.HasPrefix(act, []byte(`output"`)) && !bytes.HasPrefix(act, []byte(`build-output"`)) {
-		return nil, nil, true
-	}
-	o := bytes.Index(b, []byte(`"Output":"`))
-	if o < 0 {
-		return nil, nil, true
-	}
-	s := o + len(`"Output":`)
-	e := s + 1
-	for e < len(b) && b[e] != '"' {
-		if b[e] == '\\' {
-			e++
-		}
-		e++
-	}
-	if e >= len(b) {
-		return nil, nil, false
-	}
-	text, err := strconv.Unquote(string(b[s : e+1]))
-	if err != nil {
-		return nil, nil, false
-	}
-	if t := bytes.Index(b, []byte(`"Test":"`)); t >= 0 {
-		test = b[t+len(`"Test":"`):]
-		if q := bytes.IndexByte(test, '"'); q >= 0 {
-			test = test[:q]
-		}
-	}
-	return []byte(text), test, true
 }
 
 // A block is kept with a hash of its text. When there are more blocks
@@ -317,78 +259,6 @@ func appendCapped(b, line []byte) []byte {
 	return append(b, '\n')
 }
 
-// The output of go -v's tests. A test's output comes in pieces between
-// other tests' ("=== CONT name" before each); gathered by name, it is the
-// same whatever the interleaving. The piece being read is testBuf, of the
-// test testName; pieces of tests that have not finished wait in tests.
-// When a test passes its output goes; when it fails it becomes a block.
-
-// testLine adds a line of the current test's output.
-func (r *report) testLine(t []byte) {
-	if len(r.testBuf) == 0 {
-		r.testBuf = append(append(append(r.testBuf, "=== "...), r.testName...), '\n')
-	}
-	r.testBuf = appendCapped(r.testBuf, t)
-}
-
-// testPiece puts the piece read so far aside, to wait for its test's end.
-func (r *report) testPiece() {
-	if len(r.testBuf) == 0 {
-		return
-	}
-	defer func() { r.testBuf = r.testBuf[:0] }()
-	if r.testBytes+len(r.testBuf) > maxTestBytes || len(r.tests) >= maxTests {
-		r.keep(r.testBuf) // too many tests at once: the piece alone
-		return
-	}
-	if prev, ok := r.tests[string(r.testName)]; ok {
-		now := r.joinPiece(prev)
-		r.testBytes += len(now) - len(prev)
-		r.tests[string(r.testName)] = now
-		return
-	}
-	if r.tests == nil {
-		r.tests = map[string][]byte{}
-	}
-	r.tests[string(r.testName)] = append([]byte(nil), r.testBuf...)
-	r.testBytes += len(r.testBuf)
-}
-
-// joinPiece adds the lines of the piece being read (without its "=== name"
-// line) to the earlier pieces of its test in prev, within maxBlock.
-func (r *report) joinPiece(prev []byte) []byte {
-	lines := bytes.TrimSuffix(r.testBuf[len(r.testName)+len("=== \n"):], []byte{'\n'})
-	return appendCapped(prev, lines)
-}
-
-// testEnd ends test name: its output is dropped if it passed, or becomes
-// a block.
-func (r *report) testEnd(name []byte, failed bool) {
-	if bytes.Equal(name, r.testName) {
-		if failed && len(r.testBuf) > 0 {
-			if prev, ok := r.tests[string(name)]; ok {
-				r.testBuf = r.joinPiece(prev)
-				r.testBytes -= len(prev)
-				delete(r.tests, string(name))
-			}
-			r.keep(r.testBuf)
-		}
-		r.testBuf = r.testBuf[:0]
-	} else {
-		r.testPiece()
-	}
-	if len(r.tests) == 0 {
-		return
-	}
-	if prev, ok := r.tests[string(name)]; ok {
-		if failed {
-			r.keep(prev)
-		}
-		r.testBytes -= len(prev)
-		delete(r.tests, string(name))
-	}
-}
-
 // finish ends the last block and returns the kept blocks in sorted order.
 func (r *report) finish() [][]byte {
 	r.end()
@@ -519,12 +389,7 @@ func (r *report) act(act, kind int, t, raw []byte, indent int) (bool, []byte) {
 			r.body(t, raw)
 			return false, t
 		}
-		if t[0] == 't' && bytes.HasPrefix(t, []byte("test result: ")) {
-			if k := bytes.IndexByte(t, '.'); k > 0 {
-				t = t[:k+1] // the counts and the time go
-			}
-		}
-		return true, t
+		return true, cargoResult(t)
 	case aDrop:
 		if r.kind == kBlank || r.kind == kIndent && indent > r.indent {
 			return false, t // a line of no failure inside a block
@@ -590,11 +455,11 @@ func (r *report) quick(b []byte) bool {
 			act = aDrop
 		}
 	case '=':
-		if quickTests && goRun(t) {
+		if !r.slowTests && goRun(t) {
 			act = aTest
 		}
 	case '-':
-		if quickTests && (hasWord(t, "--- PASS: ") || hasWord(t, "--- SKIP: ")) && plainTest(testName(t)) {
+		if !r.slowTests && (hasWord(t, "--- PASS: ") || hasWord(t, "--- SKIP: ")) && plainTest(testName(t)) {
 			act = aPass
 		}
 	}
@@ -665,58 +530,46 @@ func (r *report) ends(t []byte) bool {
 	return false
 }
 
-// Which Go line numbers the rules keep. Go prints no source text, so
-// without them the same error at two places in a file is one failure;
-// with them, an edit above the error makes another failure. (Variables
-// so that a test can measure the rules without them.)
-var (
-	keepFrameLines = true // of the innermost frame in the workspace, in a goroutine or race report
-	keepBuildLines = true // of a compiler or vet error
-)
-
-// goLine puts back the line number (not the column) of a Go position
-// "x.go:<line>" in t, read from the raw line; workspace requires the
-// position to be in the workspace root. It reports whether it found one.
-func goLine(t, raw []byte, workspace bool) ([]byte, bool) {
-	if workspace && !bytes.HasPrefix(t, []byte(phRoot+"/")) {
-		return t, false
+// classify tells what a line outside a block that ends at a line of its
+// own is: t normalized, raw before the line rules, indent its indentation.
+// Each runner's rules look at the lines they know and report whether t is
+// one; they are tried in a fixed order, which matters only where two
+// runners' lines can look alike (go's "=== RUN x=" before pytest's
+// sections, go's "FAIL\tpkg" before vitest's "FAIL file > test", go's
+// "ok  \tpkg" before TAP's "ok 1"). Progress and status lines, which
+// could end a line of any runner ("FAILED x [ 40%]"), come last.
+func classify(t, raw []byte, indent int) (act, kind int) {
+	if isRule(t) {
+		return aDrop, 0 // the rules under and between titles and sections
 	}
-	ph := bytes.Index(t, []byte(".go:"+phLine))
-	if ph < 0 {
-		return t, false
+	if act, kind, ok := classifyGo(t, raw, indent); ok {
+		return act, kind
 	}
-	k := skipSpace(raw, 0)
-	if workspace && !bytes.HasPrefix(raw[k:], []byte(phRoot+"/")) {
-		return t, false
+	if act, kind, ok := classifyPython(t); ok {
+		return act, kind
 	}
-	g := bytes.Index(raw[k:], []byte(".go:"))
-	if g < 0 {
-		return t, false
+	if act, kind, ok := classifyCargo(t, indent); ok {
+		return act, kind
 	}
-	d := k + g + 4
-	e := d
-	for e < len(raw) && isDigit(raw[e]) {
-		e++
+	if act, kind, ok := classifyJS(t, indent); ok {
+		return act, kind
 	}
-	if e == d {
-		return t, false
+	if act, kind, ok := classifyJava(t); ok {
+		return act, kind
 	}
-	out := make([]byte, 0, len(t)+8)
-	out = append(out, t[:ph+4]...)
-	out = append(out, raw[d:e]...)
-	return append(out, t[ph+4+len(phLine):]...), true
+	if cargoStatusLine(t, indent) || isUnittestProgress(t) || isPercent(t) {
+		return aDrop, 0
+	}
+	return aSeq, 0
 }
 
-// goroutineState drops the race detector's "(running)" or "(finished)"
-// after "Goroutine N": the state at the time of the report is a matter of
-// timing.
-func goroutineState(t []byte) []byte {
-	for _, s := range []string{" (running)", " (finished)"} {
-		if k := bytes.Index(t, []byte(s)); k > 0 {
-			return append(append([]byte(nil), t[:k]...), t[k+len(s):]...)
-		}
+// classifyV3 classifies the lines the rules V3 read otherwise than V2, and
+// reports whether t is one. It comes before classify.
+func classifyV3(t []byte) (act, kind int, ok bool) {
+	if act, kind, ok := classifyNodeV3(t); ok {
+		return act, kind, true
 	}
-	return t
+	return classifyCargoV3(t)
 }
 
 // excerpt drops the line number of a line of a code excerpt: "23| x := 1"
@@ -764,246 +617,8 @@ func isRule(t []byte) bool {
 	return true
 }
 
-// pytestTitle reports whether t is pytest's title of a failure, "___ name ___".
-func pytestTitle(t []byte) bool {
-	return len(t) > 8 && bytes.HasPrefix(t, []byte("___")) && bytes.HasSuffix(t, []byte("___")) &&
-		bytes.IndexByte(t, ' ') > 0
-}
-
-// cargoTitle reports whether t is cargo's "---- name stdout ----".
-func cargoTitle(t []byte) bool {
-	return bytes.HasPrefix(t, []byte("---- ")) && bytes.HasSuffix(t, []byte(" ----"))
-}
-
-// vitestTitle reports whether t is vitest's "FAIL file > suite > test".
-func vitestTitle(t []byte) bool {
-	return bytes.HasPrefix(t, []byte("FAIL ")) && bytes.Contains(t, []byte(" > "))
-}
-
-// testName returns the third word of t: the name in go's "=== RUN name"
-// or "--- PASS: name (<dur>)".
-func testName(t []byte) []byte {
-	for range 2 {
-		k := bytes.IndexByte(t, ' ')
-		if k < 0 {
-			return nil
-		}
-		t = t[skipSpace(t, k):]
-	}
-	if k := bytes.IndexByte(t, ' '); k >= 0 {
-		t = t[:k]
-	}
-	return t
-}
-
 func hasWord(t []byte, w string) bool {
 	return bytes.HasPrefix(t, []byte(w))
-}
-
-// cargoStatus lists cargo's progress words, printed right-aligned in
-// twelve columns: "   Compiling x v0.1.0 (/path)".
-var cargoStatus = []string{"Compiling", "Checking", "Downloaded", "Downloading", "Updating",
-	"Locking", "Adding", "Blocking", "Finished", "Fresh", "Documenting", "Packaging", "Removing", "Unpacking"}
-
-// classify tells what a line outside a block that ends at a line of its
-// own is: t normalized, raw before the line rules, indent its indentation.
-func classify(t, raw []byte, indent int) (act, kind int) {
-	r := raw[skipSpace(raw, 0):]
-	switch t[0] {
-	case '=':
-		if isRule(t) {
-			return aDrop, 0
-		}
-		for _, p := range []string{"=== RUN ", "=== CONT ", "=== NAME ", "=== PAUSE "} {
-			if hasWord(t, p) {
-				return aTest, 0
-			}
-		}
-		if k := bytes.IndexByte(t, ' '); k > 0 && t[len(t)-1] == '=' {
-			// A pytest section: "==== FAILURES ====".
-			switch c := t[min(k+1, len(t)-1)]; {
-			case c != 'w' && c != 'P' && c != 's' && c != 'C':
-			case bytes.Contains(t, []byte(" warnings summary ")), bytes.Contains(t, []byte(" PASSES ")),
-				bytes.Contains(t, []byte(" slowest ")), bytes.Contains(t, []byte(" Captured ")):
-				return aStart, kPyDrop
-			}
-			return aDrop, 0 // titles and totals ("1 failed, 3 passed in <dur>")
-		}
-	case '-':
-		switch {
-		case isRule(t):
-			return aDrop, 0
-		case hasWord(t, "--- FAIL: "):
-			return aStart, kIndent
-		case hasWord(t, "--- PASS: "), hasWord(t, "--- SKIP: "):
-			return aPass, 0
-		case cargoTitle(t):
-			return aStart, kCargo
-		}
-	case '_':
-		if isRule(t) {
-			return aDrop, 0
-		}
-		if pytestTitle(t) {
-			return aStart, kPytest
-		}
-	case '~':
-		if isRule(t) {
-			return aDrop, 0
-		}
-	case 'o':
-		if bytes.HasPrefix(r, []byte("ok  \t")) || bytes.HasPrefix(r, []byte("ok \t")) {
-			return aDrop, 0 // go: a package passed, in some time or cached
-		}
-		if len(t) > 3 && hasWord(t, "ok ") && isDigit(t[3]) {
-			return aSkip, 0 // TAP: a test passed, with its diagnostics
-		}
-	case '1':
-		if isPlan(t) {
-			return aDrop, 0
-		}
-	case 'n':
-		if len(t) > 7 && hasWord(t, "not ok ") && isDigit(t[7]) {
-			return aStart, kIndent // TAP: a test failed, with its diagnostics
-		}
-	case '?':
-		if bytes.HasPrefix(r, []byte("?   \t")) {
-			return aDrop, 0
-		}
-	case 'F':
-		switch {
-		case string(t) == "FAIL":
-			return aSeq, 0
-		case bytes.HasPrefix(r, []byte("FAIL\t")):
-			return aBlock, 0 // go: a package failed; packages finish in any order
-		case vitestTitle(t):
-			return aStart, kVitest
-		case hasWord(t, "FAIL: "):
-			return aStart, kUnittst
-		case hasWord(t, "FAILED ") || hasWord(t, "FAIL "):
-			return aBlock, 0 // pytest's summary, jest's file
-		case hasWord(t, "Found ") && bytes.Contains(t, []byte(" error")):
-			return aDrop, 0 // tsc's total
-		}
-	case 'E':
-		switch {
-		case hasWord(t, "ERROR: "):
-			return aStart, kUnittst
-		case hasWord(t, "ERROR "):
-			return aBlock, 0
-		}
-	case 'P':
-		if string(t) == "PASS" || hasWord(t, "PASS ") {
-			return aDrop, 0
-		}
-	case 'R':
-		if hasWord(t, "Ran ") && bytes.Contains(t, []byte(" test")) || hasWord(t, "RUN v") {
-			return aDrop, 0
-		}
-	case 'T':
-		for _, p := range []string{"Test Files ", "Tests ", "Tests: ", "Test Suites: ", "Time: "} {
-			if hasWord(t, p) {
-				return aDrop, 0
-			}
-		}
-	case 'S':
-		if hasWord(t, "Start at ") || hasWord(t, "Snapshots: ") {
-			return aDrop, 0
-		}
-	case 'D':
-		if hasWord(t, "Duration ") {
-			return aDrop, 0
-		}
-	case 'r':
-		if hasWord(t, "running ") && bytes.HasSuffix(t, []byte(" tests")) || hasWord(t, "running 1 test") ||
-			hasWord(t, "rootdir: ") {
-			return aDrop, 0
-		}
-	case 'p':
-		if hasWord(t, "platform ") || hasWord(t, "plugins: ") {
-			return aDrop, 0
-		}
-	case 'c':
-		if hasWord(t, "collected ") || hasWord(t, "collecting ") || hasWord(t, "cachedir: ") ||
-			hasWord(t, "configfile: ") || hasWord(t, "coverage: ") {
-			return aDrop, 0
-		}
-	case 'g':
-		if hasWord(t, "goroutine "+phN+" [") {
-			return aStart, kBlank
-		}
-	case 'W':
-		if string(t) == "WARNING: DATA RACE" {
-			return aStart, kRace
-		}
-	case 'w':
-		if hasWord(t, "warning: ") && bytes.Contains(t, []byte(" generated ")) && bytes.Contains(t, []byte(" warning")) {
-			return aDrop, 0 // a total, which depends on what was compiled before
-		}
-		if indent == 0 && (hasWord(t, "warning: ") || hasWord(t, "warning[")) {
-			return aStart, kBlank
-		}
-	case 'e':
-		if indent == 0 && (hasWord(t, "error: ") || hasWord(t, "error[")) {
-			return aStart, kBlank
-		}
-	case 't':
-		if hasWord(t, "test ") {
-			switch {
-			case bytes.HasSuffix(t, []byte(" ... ok")), bytes.HasSuffix(t, []byte(" ... ignored")):
-				return aDrop, 0
-			case bytes.HasSuffix(t, []byte(" ... FAILED")):
-				return aBlock, 0
-			}
-		}
-	case '#':
-		if !hasWord(t, "# ") {
-			break
-		}
-		if goBuildTitle(t) {
-			if indent == 0 {
-				return aStart, kBlank // go build: the package whose errors follow
-			}
-			break
-		}
-		if tapComment(t[2:]) {
-			return aDrop, 0
-		}
-	case '[':
-		if hasWord(t, "[INFO]") || hasWord(t, "[gw") && len(t) > 3 && isDigit(t[3]) {
-			return aDrop, 0 // maven's progress; pytest-xdist's, in the order workers finish
-		}
-	case '>':
-		if hasWord(t, "> Task :") {
-			return aDrop, 0
-		}
-	case '<':
-		if indent == 0 && hasWord(t, phRoot+"/") && bytes.IndexByte(t, ' ') < 0 {
-			return aStart, kIndent // eslint: the file whose problems follow
-		}
-	case 0xe2, 0xc3:
-		switch {
-		case hasWord(t, "✓"), hasWord(t, "✔"), hasWord(t, "√"), hasWord(t, "↓"):
-			return aDrop, 0 // passed and skipped tests
-		case hasWord(t, "⎯"), hasWord(t, "✖ "):
-			return aDrop, 0 // vitest's rules, eslint's total
-		case hasWord(t, "●"):
-			return aStart, kIndent
-		case hasWord(t, "×"), hasWord(t, "✕"), hasWord(t, "✗"), hasWord(t, "❯"):
-			return aBlock, 0 // failed tests and files, finished in any order
-		}
-	}
-	if w := 12 - indent; indent > 0 && w > 0 && len(t) > w && t[w] == ' ' && isLetter(t[0]) {
-		for _, s := range cargoStatus {
-			if len(s) == w && string(t[:w]) == s {
-				return aDrop, 0
-			}
-		}
-	}
-	if isUnittestProgress(t) || isPercent(t) {
-		return aDrop, 0
-	}
-	return aSeq, 0
 }
 
 // trimDur drops the time at the end of a test's or a file's line (jest's
@@ -1013,381 +628,9 @@ func trimDur(t []byte) []byte {
 	return bytes.TrimSuffix(bytes.TrimSuffix(t, []byte(" ("+phDur+")")), []byte(" "+phDur))
 }
 
-// syntaxPosition drops the position at the end of a JavaScript parser's
-// "SyntaxError: file: message (1406:1)", whose code frame follows and
-// shows the source.
-func syntaxPosition(t []byte) []byte {
-	if len(t) < 5 || t[len(t)-1] != ')' {
-		return t
-	}
-	o := bytes.LastIndexByte(t, '(')
-	c := bytes.IndexByte(t[o+1:], ':')
-	if o < 0 || c < 1 || !allDigits(t[o+1:o+1+c]) || !allDigits(t[o+2+c:len(t)-1]) || o+2+c == len(t)-1 {
-		return t
-	}
-	return append(append([]byte(nil), t[:o+1]...), phLine+")"...)
-}
-
-// goBuildTitle reports whether t, which starts with "# ", is go build's
-// title of a package's errors: "# example.com/pkg" or "# example.com/pkg
-// [example.com/pkg.test]".
-func goBuildTitle(t []byte) bool {
-	rest := t[2:]
-	k := bytes.IndexByte(rest, ' ')
-	if k < 0 {
-		return len(rest) > 0
-	}
-	return k > 0 && rest[k+1] == '[' && rest[len(rest)-1] == ']' && bytes.IndexByte(rest[k+1:], ' ') < 0
-}
-
-// tapComment reports whether c, a TAP comment without its "# ", is one
-// that goes: a total ("tests 5", "pass 4", "duration_ms 12.5") or a
-// subtest's title, which its result line repeats.
-func tapComment(c []byte) bool {
-	if hasWord(c, "Subtest: ") {
-		return true
-	}
-	k := bytes.IndexByte(c, ' ')
-	if k < 0 {
-		return false
-	}
-	switch string(c[:k]) {
-	case "tests", "suites", "pass", "fail", "cancelled", "skipped", "todo", "duration_ms":
-		return true
-	}
-	return false
-}
-
-// isPlan reports whether t is a TAP plan, "1..12": a count.
-func isPlan(t []byte) bool {
-	k := bytes.Index(t, []byte(".."))
-	return k > 0 && k+2 < len(t) && allDigits(t[:k]) && allDigits(t[k+2:])
-}
-
 func allDigits(b []byte) bool {
 	for _, c := range b {
 		if !isDigit(c) {
-			return false
-		}
-	}
-	return true
-}
-
-// isPercent reports whether t ends in pytest's progress, "[ 42%]": a line
-// of passed tests' dots, or of one test in verbose mode.
-func isPercent(t []byte) bool {
-	n := len(t)
-	if n < 4 || t[n-1] != ']' || t[n-2] != '%' {
-		return false
-	}
-	k := bytes.LastIndexByte(t, '[')
-	if k < 0 {
-		return false
-	}
-	for _, c := range t[k+1 : n-2] {
-		if !isDigit(c) && c != ' ' {
-			return false
-		}
-	}
-	return true
-}
-
-// isUnittestProgress reports whether t is a line of unittest's progress
-// dots: ".", "F", "E", "s", "x", "u" and nothing else, two or more.
-func isUnittestProgress(t []byte) bool {
-	if len(t) < 2 {
-		return false
-	}
-	for _, c := range t {
-		switch c {
-		case '.', 'F', 'E', 's', 'x', 'u':
-		default:
-			return false
-		}
-	}
-	return true
-}
-
-// stackTail handles a line of a Go stack after its innermost frame in the
-// workspace (rules V3). The frames between that one and the outermost in
-// the workspace (usually the test) go: they are the path the program took
-// to the failure, which a test of random operations, or a second caller,
-// changes from run to run. So tail holds the lines since the last frame in
-// the workspace seen, that frame's function line first.
-func (r *report) stackTail(t []byte, ws bool) {
-	if ws {
-		n := copy(r.tail, r.tail[r.last:])
-		r.tail = r.tail[:n]
-	}
-	r.last = len(r.tail)
-	r.tail = appendCapped(r.tail, t)
-}
-
-// Bounds of a race report's functions kept (rules V3).
-const maxRaceFuncs = 256
-
-// addRace notes the functions a race report (rules V3) names: for each of
-// its accesses ("Read at <hex> by goroutine <n>:", "Previous write at
-// ..."), the innermost frame in the workspace, or, with none there, the
-// first frame outside the runtime. The race detector reports a different
-// set of races, in another order, from run to run, with other goroutines
-// and lines; which functions race is what stays.
-func (r *report) addRace(b []byte) {
-	var prev, first, fn []byte
-	access := false
-	note := func() {
-		if fn == nil {
-			fn = first
-		}
-		if access && fn != nil && len(r.races) < maxRaceFuncs {
-			if r.races == nil {
-				r.races = map[string]bool{}
-			}
-			r.races[string(funcName(fn))] = true
-		}
-		prev, first, fn, access = nil, nil, nil, false
-	}
-	for len(b) > 0 {
-		line, rest, _ := bytes.Cut(b, []byte{'\n'})
-		b = rest
-		switch {
-		case len(line) == 0:
-		case line[len(line)-1] == ':':
-			note()
-			access = bytes.Contains(line, []byte(" at "+phHex+" by "))
-		case !access:
-		case line[0] == '/' || line[0] == '<':
-			if fn == nil && prev != nil && bytes.HasPrefix(line, []byte(phRoot+"/")) {
-				fn = prev
-			}
-		default:
-			prev = line
-			if first == nil && !runtimeFrame(line) {
-				first = line
-			}
-		}
-	}
-	note()
-}
-
-// runtimeFrame reports whether a stack's function line is in the Go
-// runtime or the race detector's own code.
-func runtimeFrame(t []byte) bool {
-	for _, p := range []string{"runtime.", "internal/", "sync/atomic.", "sync.", "__tsan"} {
-		if bytes.HasPrefix(t, []byte(p)) {
-			return true
-		}
-	}
-	return false
-}
-
-// funcName drops the arguments from a stack's function line, and the type
-// arguments of a generic function or method, which name the instance the
-// race was caught in: "pkg.(*T[go.shape.int]).m(<hex>, <hex>)" is
-// "pkg.(*T[...]).m".
-func funcName(t []byte) []byte {
-	if len(t) > 0 && t[len(t)-1] == ')' {
-		if k := bytes.LastIndexByte(t, '('); k > 0 {
-			t = t[:k]
-		}
-	}
-	k := bytes.IndexByte(t, '[')
-	if k < 0 {
-		return t
-	}
-	out := append([]byte(nil), t[:k]...)
-	depth := 0
-	for _, c := range t[k:] {
-		switch {
-		case c == '[':
-			if depth == 0 {
-				out = append(out, "[..."...)
-			}
-			depth++
-		case c == ']' && depth > 0:
-			depth--
-			if depth == 0 {
-				out = append(out, ']')
-			}
-		case depth == 0:
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-// raceTest reports whether a block is a Go test's that says the race
-// detector found a race during the test (rules V3). Such a block goes when
-// the output holds the race reports: which of the tests running at the
-// time the detector catches the race in, and whatever else they printed
-// under it, change with the schedule; the reports' functions tell the
-// failure.
-func raceTest(b []byte) bool {
-	const said = "\ntesting.go:" + phLine + ": race detected during execution of test\n"
-	return (bytes.HasPrefix(b, []byte("--- FAIL: ")) || bytes.HasPrefix(b, []byte("=== "))) &&
-		bytes.Contains(b, []byte(said))
-}
-
-// classifyV3 classifies the lines the rules V3 read otherwise than V2, and
-// reports whether t is one.
-func classifyV3(t []byte) (act, kind int, ok bool) {
-	switch t[0] {
-	case '.', 'F', 'i':
-		if libtestProgress(t) {
-			return aDrop, 0, true
-		}
-	case 0xe2:
-		switch {
-		case hasWord(t, "ℹ "):
-			// node --test's spec reporter: its totals.
-			for _, w := range []string{"tests ", "suites ", "pass ", "fail ", "cancelled ", "skipped ", "todo ", "duration_ms "} {
-				if hasWord(t[len("ℹ "):], w) {
-					return aDrop, 0, true
-				}
-			}
-		case hasWord(t, "✖ ") && !eslintTotal(t):
-			// node --test's spec reporter: a failed test or suite, and
-			// its error's lines indented deeper.
-			return aStart, kIndent, true
-		}
-	}
-	if t[len(t)-1] == 'D' && bytes.HasSuffix(t, []byte(" --- FAILED")) && bytes.IndexByte(t, ' ') == len(t)-len(" --- FAILED") {
-		// cargo test -q: a failed test, in the order tests finished.
-		return aBlock, 0, true
-	}
-	return 0, 0, false
-}
-
-// libtestProgress reports whether t is a line of cargo test -q's progress
-// (rules V3): a test's mark each ('.' passed, 'F' failed, 'i' ignored),
-// and after each run of them how many tests have finished, "..F. 4/10".
-// Where the lines break depends on which tests finish first.
-func libtestProgress(t []byte) bool {
-	marks, rest, _ := bytes.Cut(t, []byte{' '})
-	if len(marks) == 0 {
-		return false
-	}
-	for _, c := range marks {
-		if c != '.' && c != 'F' && c != 'i' {
-			return false
-		}
-	}
-	if len(rest) == 0 {
-		return true
-	}
-	done, total, ok := bytes.Cut(rest, []byte{'/'})
-	return ok && len(done) > 0 && len(total) > 0 && allDigits(done) && allDigits(total)
-}
-
-// eslintTotal reports whether t is eslint's "✖ 3 problems (3 errors, 0
-// warnings)".
-func eslintTotal(t []byte) bool {
-	t = t[len("✖ "):]
-	i := 0
-	for i < len(t) && isDigit(t[i]) {
-		i++
-	}
-	return i > 0 && bytes.HasPrefix(t[i:], []byte(" problem"))
-}
-
-// cutRepr handles a repr that pytest cut in the middle to its first and
-// last 120 characters or so, "head...tail" (rules V3). When a path in the
-// workspace is in it, how much text the cut kept around the path depends
-// on how long the checkout's path is: the head loses what follows the
-// root's first place in it (the head may end inside the root's path), and
-// the tail what comes before the root's last place in it.
-func (r *report) cutRepr(t []byte) []byte {
-	k := bytes.Index(t, []byte("..."))
-	if k <= 0 || t[k-1] == ' ' || t[k-1] == '.' || len(r.root) == 0 {
-		return t
-	}
-	head, tail := t[:k], t[k+3:]
-	p := bytes.Index(head, []byte(phRoot))
-	if p < 0 {
-		q := bytes.LastIndexAny(head, " '\"(") + 1
-		if tok := head[q:]; len(tok) < 2 || tok[0] != '/' || !bytes.HasPrefix(r.root, tok) {
-			return t
-		}
-		p = q
-	}
-	if e := bytes.LastIndex(tail, []byte(phRoot)); e >= 0 {
-		tail = tail[e:]
-	}
-	return slices.Concat(head[:p], []byte(phRoot+"..."), tail)
-}
-
-// parallel reports whether a block is a go -v test's that ran in parallel
-// ("=== PAUSE name" was read for it or the test it is part of), rules V3.
-// When a test binary panics, which parallel tests finished before it, and
-// what they printed, is timing; the panic and its stack tell the failure.
-func (r *report) parallel(b []byte) bool {
-	if len(r.paused) == 0 {
-		return false
-	}
-	line := b[:bytes.IndexByte(b, '\n')]
-	var name []byte
-	switch {
-	case bytes.HasPrefix(line, []byte("--- FAIL: ")):
-		name = testName(line)
-	case bytes.HasPrefix(line, []byte("=== ")):
-		name = line[len("=== "):]
-	default:
-		return false
-	}
-	for {
-		if r.paused[string(name)] {
-			return true
-		}
-		k := bytes.LastIndexByte(name, '/')
-		if k < 0 {
-			return false
-		}
-		name = name[:k]
-	}
-}
-
-// cutFrame handles a JavaScript stack frame that a test reporter cut short
-// to fit a length, "at f (node:int..." (rules V3): where the cut falls
-// depends on how long the paths before it are, the checkout's among them,
-// so the frame's place goes: "at f (...".
-func cutFrame(t []byte) []byte {
-	k := bytes.LastIndex(t, []byte(" ("))
-	if k < 0 || bytes.IndexByte(t[k+2:], ')') >= 0 {
-		return t
-	}
-	return append(t[:k:k], " (..."...)
-}
-
-// quickTests lets quick take go -v's lines of tests with plain names (a
-// variable so that a test can compare with the rules' way).
-var quickTests = true
-
-// goRun reports whether t is go -v's "=== RUN   name" (or PAUSE, CONT,
-// NAME) as go prints it, of a test with a plain name.
-func goRun(t []byte) bool {
-	for _, p := range []string{"=== RUN   ", "=== PAUSE ", "=== CONT  ", "=== NAME  "} {
-		if hasWord(t, p) {
-			return plainTest(t[len(p):])
-		}
-	}
-	return false
-}
-
-// plainTest reports whether a Go test's name is one the line rules leave
-// as it is: Test, Example, Benchmark or Fuzz and then letters and '_' only
-// (no digit, separator or subtest).
-func plainTest(name []byte) bool {
-	rest, ok := bytes.CutPrefix(name, []byte("Test"))
-	for _, p := range []string{"Example", "Benchmark", "Fuzz"} {
-		if !ok {
-			rest, ok = bytes.CutPrefix(name, []byte(p))
-		}
-	}
-	if !ok {
-		return false
-	}
-	for _, c := range rest {
-		if !isLetter(c) && c != '_' {
 			return false
 		}
 	}

@@ -58,6 +58,9 @@ type Rules struct {
 	off  bool
 	name string
 	sc   scanner
+	// slowTests sends go -v's lines of tests through the line rules, as
+	// the report's quick way would not (a test compares the two).
+	slowTests bool
 }
 
 // Compile checks o and returns the rules it describes.

@@ -44,7 +44,7 @@ type stream struct {
 func (r *Rules) newStream(emit func([]byte) error) *stream {
 	st := &stream{sc: &r.sc, emit: emit, out: make([]byte, 0, outSize)}
 	if r.sc.v2 {
-		st.rep = &report{v3: r.sc.v3, root: r.sc.root}
+		st.rep = &report{v3: r.sc.v3, root: r.sc.root, slowTests: r.slowTests}
 	}
 	return st
 }
@@ -151,7 +151,7 @@ func (st *stream) prepare(b []byte) []byte {
 		b = b[:maxLine]
 	}
 	if bytes.IndexByte(b, 0x1b) >= 0 {
-		st.clean = stripANSI(st.clean[:0], b)
+		st.clean = StripANSI(st.clean[:0], b)
 		b = st.clean
 	}
 	if len(st.sc.extra) > 0 && !isBlank(b) {
