@@ -145,7 +145,7 @@ func (r *Reader) readLine(raw []byte) {
 		} else {
 			r.doc = append(r.doc, raw...)
 			r.doc = append(r.doc, '\n')
-			if bytes.Equal(line, []byte("}")) || bytes.Equal(line, []byte("]")) {
+			if end := bytes.TrimRight(raw, " \t\r"); bytes.Equal(end, []byte("}")) || bytes.Equal(end, []byte("]")) {
 				if r.readJSON(r.doc) {
 					r.doc = r.doc[:0]
 					r.inDoc = false

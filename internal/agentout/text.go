@@ -40,7 +40,7 @@ func (r *Reader) readText(line []byte) {
 var prefilterWords = [][]byte{
 	[]byte("limit"), []byte("429"), []byte("529"), []byte("overload"), []byte("exhaust"),
 	[]byte("quota"), []byte("too many"), []byte("disabled"), []byte("authentication"),
-	[]byte("api key"), []byte("try again"), []byte("retry"),
+	[]byte("api key"), []byte("try again"), []byte("retry"), []byte("exceeded"),
 }
 
 // prefilter is the cheap test every line passes before any pattern is tried.
