@@ -9,7 +9,7 @@ const (
 	maxLine    = 1 << 20 // a line is kept whole up to this size
 	lineTail   = 64 << 10
 	maxDoc     = 4 << 20 // a pretty-printed JSON document is kept up to this size
-	windowLen  = 4       // lines joined for wrapped wordings
+	windowLen  = 8       // lines joined for wrapped wordings
 	windowLine = 2 << 10 // bytes of each line kept for the window
 )
 
@@ -27,6 +27,7 @@ type Reader struct {
 	doc    []byte // a pretty-printed JSON document being collected
 	inDoc  bool
 	window [][]byte
+	probe  []byte // scratch for the keyword test
 
 	rep          Report
 	agentSure    bool // Agent came from a structured event or the caller
@@ -36,6 +37,7 @@ type Reader struct {
 	sumCost      float64
 	hasSumCost   bool
 	lastMsgID    string
+	sinceLimit   int // lines read since a limit was stated
 }
 
 // NewReader returns a Reader for the output of an agent of the given kind
@@ -45,7 +47,7 @@ func NewReader(kind Kind, at time.Time, loc *time.Location) *Reader {
 	if loc == nil {
 		loc = time.UTC
 	}
-	r := &Reader{kind: kind, at: at, loc: loc}
+	r := &Reader{kind: kind, at: at, loc: loc, sinceLimit: windowLen + 1}
 	if kind != KindAuto && kind != "" {
 		r.rep.Agent = kind
 		r.agentSure = true
@@ -104,6 +106,9 @@ func (r *Reader) appendTail(p []byte) {
 func (r *Reader) endLine() {
 	line := r.line
 	if r.overlong {
+		if len(r.tail) > lineTail {
+			r.tail = r.tail[len(r.tail)-lineTail:] // the same bytes however the line arrived
+		}
 		r.readOverlong(line, r.tail)
 	} else {
 		r.readLine(line)

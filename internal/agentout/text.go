@@ -23,18 +23,44 @@ func (r *Reader) readText(line []byte) {
 	if len(keep) > windowLine {
 		keep = keep[:windowLine]
 	}
+	// The window is a ring of reused buffers: the oldest line's buffer takes
+	// the new line.
+	var slot []byte
 	if len(r.window) == windowLen {
+		slot = r.window[0]
 		copy(r.window, r.window[1:])
 		r.window = r.window[:windowLen-1]
 	}
-	r.window = append(r.window, append([]byte(nil), keep...))
-	joined := bytes.Join(r.window, nil)
-	if !prefilter(joined) {
+	r.window = append(r.window, append(slot[:0], keep...))
+	r.sinceLimit++
+	// A keyword a terminal split lies across the previous line's end and this
+	// line; anything else is in this line alone.
+	r.probe = r.probe[:0]
+	if n := len(r.window); n > 1 {
+		prev := r.window[n-2]
+		r.probe = appendLower(r.probe, prev[max(0, len(prev)-15):])
+	}
+	r.probe = appendLower(r.probe, keep)
+	// Lines just after a limit are read too: they may finish its wording (a
+	// zone, the minutes) that a terminal wrapped onto them.
+	hit := hasAny(r.probe)
+	if !hit && r.sinceLimit > 3 {
 		return
 	}
-	s := string(joined)
+	s := string(bytes.Join(r.window, nil))
 	r.hintAgent(strings.ToLower(s))
-	r.classify(s)
+	if r.classify(s) {
+		if hit {
+			r.sinceLimit = 0
+		}
+		return
+	}
+	// A reset stated a few lines after a limit that stated none belongs to it.
+	if l := r.rep.Limit; l != nil && l.Until.IsZero() && r.sinceLimit <= 3 {
+		if until := r.until(s); !until.IsZero() {
+			l.Until = until
+		}
+	}
 }
 
 var prefilterWords = [][]byte{
@@ -43,15 +69,29 @@ var prefilterWords = [][]byte{
 	[]byte("api key"), []byte("try again"), []byte("retry"), []byte("exceeded"),
 }
 
-// prefilter is the cheap test every line passes before any pattern is tried.
+// prefilter is the cheap test a message passes before any pattern is tried.
 func prefilter(b []byte) bool {
-	lower := bytes.ToLower(b)
+	return hasAny(appendLower(nil, b))
+}
+
+func hasAny(lower []byte) bool {
 	for _, w := range prefilterWords {
 		if bytes.Contains(lower, w) {
 			return true
 		}
 	}
 	return false
+}
+
+// appendLower appends b with ASCII letters lowered.
+func appendLower(dst, b []byte) []byte {
+	for _, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			c += 'a' - 'A'
+		}
+		dst = append(dst, c)
+	}
+	return dst
 }
 
 func (r *Reader) hintAgent(ls string) {
@@ -91,7 +131,8 @@ func (r *Reader) classify(msg string) bool {
 		r.setError(ErrAuth)
 		return true
 	case !has("notyourusagelimit") && has("usagelimitreached", "you'vehityour", "limitreached·",
-		"outofextrausage", "freeusageexceeded", "exhaustedyourcapacity", "usagelimitwillreset"):
+		"outofextrausage", "freeusageexceeded", "exhaustedyourcapacity", "usagelimitwillreset") ||
+		has("limitreached") && has("reset"):
 		r.setError(ErrUsageLimit)
 		r.setLimit(r.until(msg), collapse(msg))
 		return true
@@ -135,54 +176,78 @@ var months = map[string]time.Month{
 	"fev": 2, "abr": 4, "mai": 5, "ago": 8, "set": 9, "out": 10, "dez": 12, "ene": 1, "dic": 12,
 }
 
-// until finds the instant a limit message says the limit lifts; zero if it
-// states none.
-func (r *Reader) until(msg string) time.Time {
-	s := collapse(msg)
-	if m := lastMatch(reEpoch, s); m != nil {
-		if n, err := strconv.ParseInt(m[1], 10, 64); err == nil {
-			return time.Unix(n, 0).UTC()
-		}
-	}
-	if m := lastMatch(reDateAt, s); m != nil {
-		if mon, ok := months[strings.ToLower(m[1])]; ok {
-			day, _ := strconv.Atoi(m[2])
-			year, _ := strconv.Atoi(m[3])
-			h, min := clock(m[4], m[5], m[6])
-			return time.Date(year, mon, day, h, min, 0, 0, r.loc)
-		}
-	}
-	if m := lastMatch(reDateDe, s); m != nil {
-		if mon, ok := months[strings.ToLower(m[2])]; ok {
-			day, _ := strconv.Atoi(m[1])
-			year, _ := strconv.Atoi(m[3])
-			h, min := clock(m[4], m[5], "")
-			return time.Date(year, mon, day, h, min, 0, 0, r.loc)
-		}
-	}
-	if m := lastMatch(reResetsAt, s); m != nil {
+// untilPattern is one way of stating when a limit lifts; it runs only where
+// one of its words is present, as most lines that mention a limit state no time.
+type untilPattern struct {
+	words []string
+	re    *regexp.Regexp
+	read  func(r *Reader, m []string) (time.Time, bool)
+}
+
+var untilPatterns = []untilPattern{
+	{[]string{"|"}, reEpoch, func(r *Reader, m []string) (time.Time, bool) {
+		n, err := strconv.ParseInt(m[1], 10, 64)
+		return time.Unix(n, 0).UTC(), err == nil
+	}},
+	{[]string{"try again at"}, reDateAt, func(r *Reader, m []string) (time.Time, bool) {
+		mon, ok := months[strings.ToLower(m[1])]
+		day, _ := strconv.Atoi(m[2])
+		year, _ := strconv.Atoi(m[3])
+		h, min := clock(m[4], m[5], m[6])
+		return time.Date(year, mon, day, h, min, 0, 0, r.loc), ok
+	}},
+	{[]string{"try again at"}, reDateDe, func(r *Reader, m []string) (time.Time, bool) {
+		mon, ok := months[strings.ToLower(m[2])]
+		day, _ := strconv.Atoi(m[1])
+		year, _ := strconv.Atoi(m[3])
+		h, min := clock(m[4], m[5], "")
+		return time.Date(year, mon, day, h, min, 0, 0, r.loc), ok
+	}},
+	{[]string{"reset"}, reResetsAt, func(r *Reader, m []string) (time.Time, bool) {
 		h, min := clock(m[3], m[4], m[5])
 		zone := r.zone(m[6], m[7])
-		if m[1] != "" {
-			if mon, ok := months[strings.ToLower(m[1])]; ok {
-				day, _ := strconv.Atoi(m[2])
-				at := r.at.In(zone)
-				t := time.Date(at.Year(), mon, day, h, min, 0, 0, zone)
-				if t.Before(at.AddDate(0, 0, -1)) {
-					t = t.AddDate(1, 0, 0)
-				}
+		if m[1] == "" {
+			return r.next(h, min, zone), true
+		}
+		mon, ok := months[strings.ToLower(m[1])]
+		if !ok {
+			return r.next(h, min, zone), true
+		}
+		day, _ := strconv.Atoi(m[2])
+		at := r.at.In(zone)
+		t := time.Date(at.Year(), mon, day, h, min, 0, 0, zone)
+		if t.Before(at.AddDate(0, 0, -1)) {
+			t = t.AddDate(1, 0, 0)
+		}
+		return t, true
+	}},
+	{[]string{"try again at"}, reClockAt, func(r *Reader, m []string) (time.Time, bool) {
+		h, min := clock(m[1], m[2], m[3])
+		return r.next(h, min, r.loc), true
+	}},
+	{[]string{"try again", "retry", "reset"}, reAfter, func(r *Reader, m []string) (time.Time, bool) {
+		d, ok := parseDelay(m[1])
+		return r.at.Add(d), ok
+	}},
+}
+
+// until finds the instant a limit message says the limit lifts; zero if it
+// states none. The first pattern that reads a time wins.
+func (r *Reader) until(msg string) time.Time {
+	s := collapse(msg)
+	ls := strings.ToLower(s)
+	for _, p := range untilPatterns {
+		present := false
+		for _, w := range p.words {
+			present = present || strings.Contains(ls, w)
+		}
+		if !present {
+			continue
+		}
+		if m := lastMatch(p.re, s); m != nil {
+			if t, ok := p.read(r, m); ok {
 				return t
 			}
-		}
-		return r.next(h, min, zone)
-	}
-	if m := lastMatch(reClockAt, s); m != nil {
-		h, min := clock(m[1], m[2], m[3])
-		return r.next(h, min, r.loc)
-	}
-	if m := lastMatch(reAfter, s); m != nil {
-		if d, ok := parseDelay(m[1]); ok {
-			return r.at.Add(d)
 		}
 	}
 	return time.Time{}
