@@ -25,6 +25,8 @@ var edgeWants = map[string]want{
 	"gemini-access-resets.txt": {at: "2026-02-01T20:00:00Z", agent: KindGemini, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-02-01T22:55:00Z"},
 	"gemini-retry-40s.txt":     {at: "2026-02-01T10:00:30Z", tokens: none, errKind: ErrRateLimit, limit: true, until: "2026-02-01T10:01:00Z"},
 	"codex-clock-only.txt":     {at: "2026-02-01T12:00:00Z", loc: "Europe/Berlin", agent: KindCodex, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-02-01T13:57:00Z"},
+	// A warning about the window is not a limit.
+	"claude-window-warning.jsonl": {at: "2026-07-15T00:00:00Z", agent: KindClaude, cost: 0.02, hasCost: true, tokens: tok(4, 5, -1, -1), window: "2026-07-15T01:30:00Z"},
 	// Session cost wins over the message cost; "429 received" is a count.
 	"aider-two-messages.txt": {at: "2026-01-01T00:00:00Z", agent: KindAider, cost: 0.0081, hasCost: true, tokens: tok(7500, 471, 1200, -1)},
 }
@@ -113,6 +115,15 @@ func TestReportJSON(t *testing.T) {
 	empty := NewReader(KindAuto, time.Time{}, nil).Report().JSON()
 	if got, want := string(empty), `{"agent":"none","cost_usd":null,"tokens":{"input":null,"output":null,"cache_read":null,"cache_write":null},"error":false,"error_kind":null,"limit":null}`; got != want {
 		t.Errorf("empty report JSON\n got %s\nwant %s", got, want)
+	}
+}
+
+func TestWindowUsage(t *testing.T) {
+	r := NewReader(KindAuto, time.Time{}, nil)
+	r.Write([]byte(`{"type":"rate_limit_event","rate_limit_info":{"status":"allowed_warning","resetsAt":1784079000,"rateLimitType":"seven_day","utilization":0.91}}` + "\n"))
+	w := r.Report().Window
+	if w == nil || w.Name != "seven_day" || w.Used == nil || *w.Used != 0.91 || w.Status != "allowed_warning" {
+		t.Errorf("window = %+v", w)
 	}
 }
 

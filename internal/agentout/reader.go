@@ -14,7 +14,9 @@ const (
 )
 
 // Reader reads an agent's output as it streams. The zero value is not usable;
-// use NewReader.
+// use NewReader. A Reader is not safe for concurrent use: give an exec.Cmd the
+// same Reader as Stdout and Stderr, and the command writes to it from one
+// goroutine at a time.
 type Reader struct {
 	kind Kind
 	at   time.Time
