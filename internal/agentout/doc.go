@@ -1,0 +1,35 @@
+// Package agentout reads what a coding agent printed — Claude Code, Codex CLI,
+// Gemini CLI, Aider, opencode — and reports what the agent itself said about
+// the run: its cost, its tokens, whether it failed and how, and whether it hit
+// a rate or usage limit and when that limit lifts.
+//
+// The contract:
+//
+//   - A Reader is an io.Writer: the run's stdout and stderr are written to it
+//     as they stream, in chunks of any size; the report does not depend on
+//     how the bytes were split. Memory is bounded whatever the input size:
+//     the output is read line by line, a line is kept up to 1 MiB (past that
+//     only its head and tail), a pretty-printed JSON document up to 4 MiB, and
+//     only the last few lines are kept for wordings a terminal wrapped.
+//   - Nothing is invented. Cost is reported only where the agent states one in
+//     US dollars; tokens exactly as the agent states them (an input count that
+//     includes cached tokens stays as stated; reasoning or thought tokens are
+//     not added to the output count). Per-step figures are summed; where the
+//     agent prints a session total as well as per-message figures, the session
+//     total wins.
+//   - Structured output (JSON events and results) is read first; text wordings
+//     second, and only outside the agent's own message text where the output
+//     is structured, so a model talking about rate limits is not a rate limit.
+//     Text is matched on the last lines joined, so a message wrapped by a
+//     terminal, even mid-word, still matches.
+//   - Rate limits (HTTP 429, RESOURCE_EXHAUSTED, exceeded quotas) and usage
+//     limits are limits: Report.Limit is set, with Until whenever the output
+//     states an instant or a delay. Relative and zone-less times are resolved
+//     against the instant the output was produced, in the IANA zone the
+//     message names or else the Reader's location. An overload (HTTP 529,
+//     overloaded_error) is an error of kind "overloaded", not a limit. An
+//     allocation disabled by an administrator is an error of kind "auth": no
+//     clock lifts it.
+//   - The reader never panics and never fails: bad input only means less is
+//     known.
+package agentout
