@@ -10,9 +10,11 @@ import (
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
-// This file is the one place that decides whether a loop may start, whether
-// the end-of-loop check retries, and why a run stops. Every rule is a pure
-// function of Inputs; the runner and the commands only carry decisions out.
+// The governor is the one place that decides whether a loop may start,
+// whether the end-of-loop check retries, and why a run stops: the rules are
+// here, pure functions of Inputs, and every stop they or the runner end with
+// is built in governor_stops.go, from the facts the runner and the commands
+// report. The runner and the commands only carry decisions out.
 
 // Code is a stable reason code: every stop, skipped loop and halted issue
 // has one. Codes never change meaning between versions.

@@ -392,7 +392,5 @@ func guardStop(loop int, changes []guardChange) *StopError {
 	for _, c := range changes {
 		what = append(what, c.What)
 	}
-	return &StopError{Code: CodeGuard,
-		Reason: fmt.Sprintf("loop %d changed what the limits depend on, other than through orchestrator commands: %s", loop, strings.Join(what, "; ")),
-		Hint:   "a person changes these between runs, or with orchestrator's own commands (retry, skip, fix, resume, breaker reset); see the README's loop guard section"}
+	return stopGuard(loop, what)
 }

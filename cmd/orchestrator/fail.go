@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -94,15 +93,7 @@ func runFail(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if rep.Halted {
-		why := fmt.Sprintf("the same failure %d times in a row", rep.RepeatCount)
-		switch rep.Code {
-		case orchestrator.CodeRepeatedAcross:
-			why = "the same failure as under other issues"
-		case orchestrator.CodeOscillation:
-			why = "its last 4 attempts alternate between two failures"
-		}
-		return &orchestrator.StopError{Code: rep.Code, Reason: fmt.Sprintf("%s halted: %s", rep.ID, why),
-			Hint: "a person is needed: 'orchestrator fix " + rep.ID + " \"…\"', 'orchestrator retry " + rep.ID + "' or 'orchestrator skip " + rep.ID + "'"}
+		return orchestrator.StopHalted(rep.ID, rep.Code, rep.RepeatCount)
 	}
 	return nil
 }
