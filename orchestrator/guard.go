@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -175,20 +174,14 @@ func eventsSince(path string, off int64) []Event {
 		return nil
 	}
 	defer f.Close()
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return nil
-	}
-	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
-	if err != nil {
-		return nil
-	}
 	var evs []Event
-	for _, line := range bytes.Split(b, []byte{'\n'}) {
-		var ev Event
-		if len(line) > 0 && json.Unmarshal(line, &ev) == nil {
+	// A line too long ends the read: the events before it are what it finds.
+	_ = scanEvents(io.NewSectionReader(f, off, 64<<20), func(l ledgerLine) error {
+		if ev, err := l.Event(); !l.Blank() && err == nil {
 			evs = append(evs, ev)
 		}
-	}
+		return nil
+	})
 	return evs
 }
 

@@ -402,6 +402,21 @@ func hasLine(path string, off int64, last string) bool {
 	return atLine(f, size, off, last)
 }
 
+// eachLine calls fn with every non-blank line of r, without its newline.
+// It reads in bounded memory: a line longer than maxLine is an error.
+func eachLine(r io.Reader, fn func(line []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	for sc.Scan() {
+		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+			if err := fn(line); err != nil {
+				return err
+			}
+		}
+	}
+	return sc.Err()
+}
+
 // ScanHistoryFile reads a history file from offset off, calling fn with
 // every readable row and the offsets its line starts and ends at. It reads
 // only whole lines: a last line without its newline (being written, or torn

@@ -8,6 +8,9 @@ import (
 	"github.com/autoretry/orchestrator/templates"
 )
 
+// How the runner closes a loop: its history row and counter, and the
+// loops that end the run (aborted, or failed in a way retrying cannot fix).
+
 // recordLoop writes a loop's history row and the Run section's counter.
 func (r *Runner) recordLoop(rep *RunReport, lr LoopRecord) error {
 	o := r.O
