@@ -371,14 +371,6 @@ func (o *Orchestrator) guardIssue(old, now *issuequeue.Issue, failRecorded bool,
 	return edits
 }
 
-// writeFileAtomic replaces path with b, safely.
-func writeFileAtomic(path string, b []byte) error {
-	return statefile.WriteAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	})
-}
-
 // guardStop is the stop of a run whose loop changed protected state.
 func guardStop(loop int, changes []guardChange) *StopError {
 	var what []string

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/internal/procgroup"
-	"github.com/autoretry/orchestrator/internal/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
@@ -56,7 +54,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 			return lr, "", 0, nil, err
 		}
 		ctxPath = filepath.Join(logDir, fmt.Sprintf("%s-%02d-context.md", runID, loop))
-		if err := statefile.WriteAtomic(ctxPath, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+		if err := writeFileAtomic(ctxPath, b); err != nil {
 			return lr, "", 0, nil, err
 		}
 		for _, id := range retried {

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
@@ -49,10 +47,7 @@ func (o *Orchestrator) Pause(until time.Time) error {
 	if !until.IsZero() {
 		b = []byte(until.UTC().Format(time.RFC3339) + "\n")
 	}
-	return statefile.WriteAtomic(o.paths().Pause(), func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	})
+	return writeFileAtomic(o.paths().Pause(), b)
 }
 
 // Resume lifts a pause; it is not an error if there is none.

@@ -272,6 +272,38 @@ func (e *env) parseFlags(c *command, fs *flag.FlagSet, args []string) ([]string,
 	return positional, nil
 }
 
+// noArgs parses the flags of a command that takes no arguments; fs is nil
+// for one without flags of its own.
+func (e *env) noArgs(c *command, fs *flag.FlagSet, args []string) error {
+	if fs == nil {
+		fs = flag.NewFlagSet(c.name, flag.ContinueOnError)
+	}
+	args, err := e.parseFlags(c, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(args) > 0 {
+		return usageErr(c, "%s takes no arguments", c.name)
+	}
+	return nil
+}
+
+// oneID parses the flags of a command that takes one issue ID, and returns
+// the ID; fs is nil for one without flags of its own.
+func (e *env) oneID(c *command, fs *flag.FlagSet, args []string) (string, error) {
+	if fs == nil {
+		fs = flag.NewFlagSet(c.name, flag.ContinueOnError)
+	}
+	args, err := e.parseFlags(c, fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(args) != 1 {
+		return "", usageErr(c, "%s takes one issue ID", c.name)
+	}
+	return args[0], nil
+}
+
 func commandNames() []string {
 	names := make([]string, 0, len(commands))
 	for n := range commands {

@@ -57,12 +57,9 @@ func runFail(ctx context.Context, e *env, args []string) error {
 	output := fs.String("output", "", "")
 	typ := fs.String("type", orchestrator.FailVerification, "")
 	asJSON := fs.Bool("json", false, "")
-	args, err := e.parseFlags(c, fs, args)
+	id, err := e.oneID(c, fs, args)
 	if err != nil {
 		return err
-	}
-	if len(args) != 1 {
-		return usageErr(c, "fail takes one issue ID")
 	}
 	if !slices.Contains(orchestrator.FailureTypes, *typ) {
 		return usageErr(c, "unknown failure type %q (want %s)", *typ, strings.Join(orchestrator.FailureTypes, ", "))
@@ -83,7 +80,7 @@ func runFail(ctx context.Context, e *env, args []string) error {
 	if *asJSON {
 		o.Stdout = e.stderr
 	}
-	rep, err := o.FailFrom(ctx, args[0], out, *typ)
+	rep, err := o.FailFrom(ctx, id, out, *typ)
 	if err != nil {
 		return err
 	}
