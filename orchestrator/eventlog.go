@@ -80,7 +80,7 @@ type EventLog struct {
 	Dir string // state directory
 }
 
-func (l EventLog) paths() issuequeue.Paths { return issuequeue.Paths{Dir: l.Dir} }
+func (l EventLog) paths() Paths { return PathsIn(l.Dir) }
 
 // Record appends ev to both logs.
 func (l EventLog) Record(ev Event) error {

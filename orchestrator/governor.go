@@ -208,7 +208,7 @@ func ruleSentinel(in Inputs) Verdict {
 	}
 	v.Value, v.Stop = "present", true
 	v.Reason = "the sentinel file no_auto_retry exists"
-	v.Hint = "remove " + issuequeue.Paths{Dir: in.Dir}.Sentinel() + " to let auto-retry run again"
+	v.Hint = "remove " + PathsIn(in.Dir).Sentinel() + " to let auto-retry run again"
 	return v
 }
 
@@ -219,7 +219,7 @@ func ruleDisabled(in Inputs) Verdict {
 	}
 	v.Value, v.Stop = "auto_retry_enabled = false", true
 	v.Reason = "auto_retry_enabled is false in session_state.md"
-	v.Hint = "set auto_retry_enabled to true in " + issuequeue.Paths{Dir: in.Dir}.State() + " to let auto-retry run again"
+	v.Hint = "set auto_retry_enabled to true in " + PathsIn(in.Dir).State() + " to let auto-retry run again"
 	return v
 }
 

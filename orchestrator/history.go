@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/internal/statefile"
-	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 // HistoryHeader is the header row of history.csv: one row per loop,
@@ -64,7 +63,7 @@ func (r LoopRecord) row() []string {
 }
 
 // HistoryPath returns the path of history.csv in a state directory.
-func HistoryPath(dir string) string { return issuequeue.Paths{Dir: dir}.History() }
+func HistoryPath(dir string) string { return PathsIn(dir).History() }
 
 // AppendHistory appends one row, writing the header first into a new file.
 func AppendHistory(dir string, r LoopRecord) error {

@@ -13,8 +13,6 @@ import (
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 // ledgerChunk is how much of a log the backward scan reads at a time.
@@ -256,7 +254,7 @@ func ReadEvents(dir string) ([]Event, []error) {
 // reading backwards from the end, as the budgets find it). Lines that
 // cannot be read are skipped and reported.
 func EachEvent(dir string, since time.Time, fn func(Event)) []error {
-	f, err := os.Open(issuequeue.Paths{Dir: dir}.Ledger())
+	f, err := os.Open(PathsIn(dir).Ledger())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -333,7 +331,7 @@ type LedgerCursor struct {
 // rewritten), the line is looked for from the end; when it is gone, the
 // events newer than it are read. Lines that cannot be read are skipped.
 func ReadLedgerAfter(dir string, c LedgerCursor, fn func(Event)) (LedgerCursor, error) {
-	f, size, err := openLog(issuequeue.Paths{Dir: dir}.Ledger())
+	f, size, err := openLog(PathsIn(dir).Ledger())
 	if err != nil {
 		return c, err
 	}

@@ -32,7 +32,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 	if err != nil {
 		return lr, "", 0, nil, err
 	}
-	logDir := issuequeue.Paths{Dir: absDir}.LoopLogs()
+	logDir := PathsIn(absDir).LoopLogs()
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return lr, "", 0, nil, err
 	}

@@ -15,7 +15,7 @@ import (
 // paused; empty means paused until resumed; otherwise its first line is the
 // RFC 3339 time the pause ends.
 func ReadPause(dir string) (Pause, error) {
-	path := issuequeue.Paths{Dir: dir}.Pause()
+	path := PathsIn(dir).Pause()
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Pause{}, nil

@@ -51,7 +51,7 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 		res, err := r.exec(ctx, procgroup.Spec{
 			Command: chk.Command, Dir: filepath.Dir(absDir), Env: r.verifyEnv(absDir, rep.RunID, rep.Loops, is.ID), Timeout: chk.Timeout, Grace: cfg.Loop.KillGrace,
 			Output:  io.MultiWriter(sw, kept),
-			LogPath: filepath.Join(issuequeue.Paths{Dir: absDir}.LoopLogs(), fmt.Sprintf("%s-%02d-verify-%s.log", rep.RunID, rep.Loops, is.ID)),
+			LogPath: filepath.Join(PathsIn(absDir).LoopLogs(), fmt.Sprintf("%s-%02d-verify-%s.log", rep.RunID, rep.Loops, is.ID)),
 		})
 		if err != nil {
 			return vr, err

@@ -39,10 +39,6 @@ type command struct {
 	forPeople bool
 }
 
-// beforeCommand, when set (by main, never by tests that call Main), is
-// called with the command about to run.
-var beforeCommand func(c *command)
-
 var commands = map[string]*command{}
 
 func register(c *command) {
@@ -68,6 +64,10 @@ type env struct {
 	sigRules   *signature.Rules   // compiled from cfg when first needed
 	sigOlder   []*signature.Rules // the older rule sets beside the current, likewise
 	sigRoot    string             // signature --root, absolute
+
+	// beforeCommand, if set, is called with the command about to run
+	// (main tunes the garbage collector for it).
+	beforeCommand func(c *command)
 }
 
 // input opens the file named by a FILE|- argument: standard input for "-".
@@ -115,8 +115,17 @@ func (s silentExit) Error() string { return fmt.Sprintf("exit status %d", int(s)
 
 // Main runs the orchestrator command line and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
-	e.environ = os.Environ
+	return newEnv(stdin, stdout, stderr, getenv).main(args)
+}
+
+// newEnv returns the env of a command line run with these streams and
+// environment.
+func newEnv(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *env {
+	return &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, environ: os.Environ}
+}
+
+// main runs the command line args and returns the process exit code.
+func (e *env) main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := dispatch(ctx, e, args)
@@ -162,8 +171,8 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 				hints: []string{"the loop records what it found with 'orchestrator add', 'fail' or 'resolve'; a person answers escalations between runs"}}
 		}
 	}
-	if beforeCommand != nil {
-		beforeCommand(c)
+	if e.beforeCommand != nil {
+		e.beforeCommand(c)
 	}
 	err := c.run(ctx, e, rest[1:])
 	if notifies[c.name] {
