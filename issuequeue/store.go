@@ -21,34 +21,6 @@ const (
 	SentinelFile = "no_auto_retry"
 )
 
-// PauseFile is the name of the file whose presence pauses every loop; its
-// first line may hold the RFC 3339 time the pause ends.
-const PauseFile = "paused"
-
-// Pause returns the path of the pause file.
-func (p Paths) Pause() string { return filepath.Join(p.Dir, PauseFile) }
-
-// Logs returns the directory of the event logs.
-func (p Paths) Logs() string { return filepath.Join(p.Dir, "logs") }
-
-// Ledger returns the path of the event log programs read (JSON lines):
-// the ledger the daily budgets count from.
-func (p Paths) Ledger() string { return filepath.Join(p.Dir, "logs", "retry.jsonl") }
-
-// TextLog returns the path of the event log for people.
-func (p Paths) TextLog() string { return filepath.Join(p.Dir, "logs", "retry.log") }
-
-// History returns the path of the per-loop history.
-func (p Paths) History() string { return filepath.Join(p.Dir, "history.csv") }
-
-// MetricsState returns the path of the metrics' running totals: what the
-// textfile's counters have counted, and how far into the history and the
-// event log.
-func (p Paths) MetricsState() string { return filepath.Join(p.Dir, "logs", "metrics-state.json") }
-
-// LoopLogs returns the directory of the captured loop output.
-func (p Paths) LoopLogs() string { return filepath.Join(p.Dir, "logs", "loops") }
-
 // Paths names the files of a state directory.
 type Paths struct{ Dir string }
 

@@ -39,14 +39,7 @@ func (r *Runner) breakerAfter(ctx context.Context, failed, halfOpen bool) (strin
 			until := now.Add(cb.Cooldown)
 			edits = append(edits, issuequeue.SetField(sec, issuequeue.StateBreaker, issuequeue.BreakerOpen),
 				issuequeue.SetField(sec, issuequeue.StateOpenedAt, issuequeue.FormatTime(now)))
-			why := fmt.Sprintf("%d failed loops in a row", n)
-			if halfOpen {
-				why = "the half-open trial loop failed"
-			}
-			stop = &StopError{Code: CodeBreakerOpen, Until: until,
-				Reason: fmt.Sprintf("circuit breaker opened: %s; no run starts until %s", why, clock(until, now)),
-				Hint:   "look at the loop's output in " + o.paths().LoopLogs() + "; to retry sooner, fix the cause and run '" + o.invocation() + " breaker reset'",
-			}
+			stop = stopBreakerOpened(n, halfOpen, until, now, o.paths().LoopLogs(), o.invocation())
 		} else {
 			state = st.Breaker
 			if state == issuequeue.BreakerHalfOpen {

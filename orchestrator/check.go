@@ -100,7 +100,7 @@ func Decide(in Inputs) Decision {
 		d.WouldQualify = qualifying
 		d.Exhausted, d.Halted = nil, nil
 		d.Outcome = CheckNothing
-		if len(qualifying) > 0 && !stop.Wait {
+		if len(qualifying) > 0 && NeedsPerson(stop.Rule) {
 			d.Outcome = CheckHuman
 		}
 		return d
@@ -126,7 +126,7 @@ func Decide(in Inputs) Decision {
 		d.CapReached = stop.Rule == CodeRunCap
 		d.WouldQualify = qualifying
 		d.Outcome = CheckHuman
-		if stop.Wait {
+		if !NeedsPerson(stop.Rule) {
 			d.Outcome = CheckNothing
 		}
 		return d

@@ -35,8 +35,8 @@ func (r *Runner) DryRun(w io.Writer) error {
 	in.Run = true
 	if _, v := Gate(in, KindRegular); v != nil {
 		code := 3
-		if v.Wait {
-			code = 0
+		if !NeedsPerson(v.Rule) {
+			code = 0 // a pause or a rate-limit window: nothing is wrong
 		}
 		fmt.Fprintf(w, "No loop would start: stopped (%s): %s. run would exit %d.\nhint: %s\n", v.Rule, v.Reason, code, v.Hint)
 		fmt.Fprintln(w, "Dry run: nothing was run and nothing was written.")

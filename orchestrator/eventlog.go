@@ -7,9 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
-	"math"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -83,7 +80,7 @@ type EventLog struct {
 	Dir string // state directory
 }
 
-func (l EventLog) paths() issuequeue.Paths { return issuequeue.Paths{Dir: l.Dir} }
+func (l EventLog) paths() Paths { return PathsIn(l.Dir) }
 
 // Record appends ev to both logs.
 func (l EventLog) Record(ev Event) error {
@@ -257,61 +254,6 @@ func pruneFile(path string, cutoff time.Time, when func([]byte) (time.Time, bool
 		_, err := io.Copy(w, io.NewSectionReader(f, off, size-off))
 		return err
 	})
-}
-
-// ReadEvents reads logs/retry.jsonl; a missing file is no events. Lines that
-// cannot be read are skipped and reported.
-func ReadEvents(dir string) ([]Event, []error) {
-	var evs []Event
-	errs := EachEvent(dir, time.Time{}, func(ev Event) { evs = append(evs, ev) })
-	return evs, errs
-}
-
-// EachEvent calls fn with the events of logs/retry.jsonl, in file order,
-// holding one at a time: all of them, or, when since is not zero, those
-// logged at or after since, read from where the window starts (found
-// reading backwards from the end, as the budgets find it). Lines that
-// cannot be read are skipped and reported.
-func EachEvent(dir string, since time.Time, fn func(Event)) []error {
-	f, err := os.Open(issuequeue.Paths{Dir: dir}.Ledger())
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return []error{err}
-	}
-	defer f.Close()
-	var from int64
-	where := func(n int) string { return fmt.Sprintf("retry.jsonl:%d", n) }
-	if !since.IsZero() {
-		fi, err := f.Stat()
-		if err == nil {
-			from, err = windowStart(f, fi.Size(), since, jsonTime)
-		}
-		if err != nil {
-			return []error{err}
-		}
-		where = func(int) string { return fmt.Sprintf("retry.jsonl (from byte %d)", from) }
-	}
-	var errs []error
-	sc := bufio.NewScanner(io.NewSectionReader(f, from, math.MaxInt64-from))
-	sc.Buffer(make([]byte, 64<<10), maxLine)
-	for n := 1; sc.Scan(); n++ {
-		var ev Event
-		if err := json.Unmarshal(sc.Bytes(), &ev); err != nil {
-			if since.IsZero() || len(bytes.TrimSpace(sc.Bytes())) > 0 {
-				errs = append(errs, fmt.Errorf("%s: %w", where(n), err))
-			}
-			continue
-		}
-		if since.IsZero() || !ev.Time.Before(since) {
-			fn(ev)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		errs = append(errs, err)
-	}
-	return errs
 }
 
 // ResolvedUnverified is the resolution of an issue without a Verify check

@@ -141,13 +141,13 @@ func TestTailBuffer(t *testing.T) {
 		in = fmt.Appendf(in, "line %d\n", i)
 	}
 	for _, chunk := range []int{1, 7, 100, 999, 1000, 1001, 3000, 8000} {
-		tb := &tailBuffer{max: 1000}
+		tb := &TailBuffer{Max: 1000}
 		for p := in; len(p) > 0; {
 			k := min(chunk, len(p))
 			tb.Write(p[:k])
 			p = p[k:]
 		}
-		kept := tb.bytes()
+		kept := tb.Bytes()
 		if len(kept) < 1000 || len(kept) > 2000 || !bytes.HasSuffix(in, kept) {
 			t.Errorf("chunk %d: kept %d bytes, not a suffix of at least 1000", chunk, len(kept))
 		}

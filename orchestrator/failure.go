@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"bytes"
 	"fmt"
-	"io"
 	"slices"
 	"strconv"
 	"strings"
@@ -156,36 +155,6 @@ func (o Output) Details() string {
 	return b.String()
 }
 
-// Tail returns the last maxLines lines of out, at most maxBytes bytes long,
-// cut at a line boundary (inside one huge line, at a character boundary),
-// and how many lines and bytes were cut from the front.
-func Tail(out []byte, maxLines, maxBytes int) (tail []byte, cutLines, cutBytes int) {
-	out = bytes.TrimRight(out, "\n")
-	start, pos := 0, len(out)
-	for n := 0; n < maxLines; n++ {
-		i := bytes.LastIndexByte(out[:pos], '\n')
-		if i < 0 {
-			pos = -1
-			break
-		}
-		pos = i
-	}
-	if pos >= 0 {
-		start = pos + 1
-	}
-	if len(out)-start > maxBytes {
-		start = len(out) - maxBytes
-		if i := bytes.IndexByte(out[start:], '\n'); i >= 0 && start+i+1 < len(out) {
-			start += i + 1
-		} else {
-			for start < len(out) && !utf8.RuneStart(out[start]) {
-				start++
-			}
-		}
-	}
-	return out[start:], bytes.Count(out[:start], []byte{'\n'}), start
-}
-
 // ErrorSummary returns the line of out that best says what went wrong, for
 // the Attempt History and the logs: the first line that starts with an
 // error word (error, panic, fatal, FAIL, exception, traceback, after any
@@ -272,64 +241,4 @@ func stripANSI(s string) string {
 		b.WriteByte(s[i])
 	}
 	return b.String()
-}
-
-// tailBuffer keeps the last max bytes (at least) of what is written to it,
-// and counts the lines and bytes it dropped. It holds at most 2*max bytes.
-type tailBuffer struct {
-	max                int
-	buf                []byte
-	cutLines, cutBytes int64
-}
-
-func (t *tailBuffer) Write(p []byte) (int, error) {
-	n := len(p)
-	if len(p) >= t.max { // only its end can be kept, and nothing before it
-		t.drop(t.buf)
-		t.buf = t.buf[:0]
-		t.drop(p[:len(p)-t.max])
-		p = p[len(p)-t.max:]
-	}
-	if len(t.buf)+len(p) > 2*t.max {
-		k := len(t.buf) + len(p) - t.max // drop so that max remain
-		t.drop(t.buf[:k])
-		t.buf = append(t.buf[:0], t.buf[k:]...)
-	}
-	if t.buf == nil {
-		t.buf = make([]byte, 0, min(2*t.max, max(len(p), 4096)))
-	}
-	t.buf = append(t.buf, p...)
-	return n, nil
-}
-
-func (t *tailBuffer) drop(b []byte) {
-	t.cutBytes += int64(len(b))
-	t.cutLines += int64(bytes.Count(b, []byte{'\n'}))
-}
-
-// bytes returns what is kept.
-func (t *tailBuffer) bytes() []byte { return t.buf }
-
-// output returns what is kept, with what was cut before it.
-func (t *tailBuffer) output() Output {
-	return Output{Tail: t.buf, CutLines: t.cutLines, CutBytes: t.cutBytes}
-}
-
-// Output is the end of a command's output, as much of it as is held in
-// memory (MaxKeptOutput), and how much came before.
-type Output struct {
-	Tail               []byte
-	CutLines, CutBytes int64
-}
-
-// ReadOutput reads r to its end, keeping its last MaxKeptOutput bytes;
-// everything read is also written to also, if not nil (a signature).
-func ReadOutput(r io.Reader, also io.Writer) (Output, error) {
-	kept := &tailBuffer{max: MaxKeptOutput}
-	var w io.Writer = kept
-	if also != nil {
-		w = io.MultiWriter(also, kept)
-	}
-	_, err := io.Copy(w, r)
-	return kept.output(), err
 }

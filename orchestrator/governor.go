@@ -10,9 +10,11 @@ import (
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
-// This file is the one place that decides whether a loop may start, whether
-// the end-of-loop check retries, and why a run stops. Every rule is a pure
-// function of Inputs; the runner and the commands only carry decisions out.
+// The governor is the one place that decides whether a loop may start,
+// whether the end-of-loop check retries, and why a run stops: the rules are
+// here, pure functions of Inputs, and every stop they or the runner end with
+// is built in governor_stops.go, from the facts the runner and the commands
+// report. The runner and the commands only carry decisions out.
 
 // Code is a stable reason code: every stop, skipped loop and halted issue
 // has one. Codes never change meaning between versions.
@@ -206,7 +208,7 @@ func ruleSentinel(in Inputs) Verdict {
 	}
 	v.Value, v.Stop = "present", true
 	v.Reason = "the sentinel file no_auto_retry exists"
-	v.Hint = "remove " + issuequeue.Paths{Dir: in.Dir}.Sentinel() + " to let auto-retry run again"
+	v.Hint = "remove " + PathsIn(in.Dir).Sentinel() + " to let auto-retry run again"
 	return v
 }
 
@@ -217,7 +219,7 @@ func ruleDisabled(in Inputs) Verdict {
 	}
 	v.Value, v.Stop = "auto_retry_enabled = false", true
 	v.Reason = "auto_retry_enabled is false in session_state.md"
-	v.Hint = "set auto_retry_enabled to true in " + issuequeue.Paths{Dir: in.Dir}.State() + " to let auto-retry run again"
+	v.Hint = "set auto_retry_enabled to true in " + PathsIn(in.Dir).State() + " to let auto-retry run again"
 	return v
 }
 

@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -175,20 +174,14 @@ func eventsSince(path string, off int64) []Event {
 		return nil
 	}
 	defer f.Close()
-	if _, err := f.Seek(off, io.SeekStart); err != nil {
-		return nil
-	}
-	b, err := io.ReadAll(io.LimitReader(f, 64<<20))
-	if err != nil {
-		return nil
-	}
 	var evs []Event
-	for _, line := range bytes.Split(b, []byte{'\n'}) {
-		var ev Event
-		if len(line) > 0 && json.Unmarshal(line, &ev) == nil {
+	// A line too long ends the read: the events before it are what it finds.
+	_ = scanEvents(io.NewSectionReader(f, off, 64<<20), func(l ledgerLine) error {
+		if ev, err := l.Event(); !l.Blank() && err == nil {
 			evs = append(evs, ev)
 		}
-	}
+		return nil
+	})
 	return evs
 }
 
@@ -378,21 +371,11 @@ func (o *Orchestrator) guardIssue(old, now *issuequeue.Issue, failRecorded bool,
 	return edits
 }
 
-// writeFileAtomic replaces path with b, safely.
-func writeFileAtomic(path string, b []byte) error {
-	return statefile.WriteAtomic(path, func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	})
-}
-
 // guardStop is the stop of a run whose loop changed protected state.
 func guardStop(loop int, changes []guardChange) *StopError {
 	var what []string
 	for _, c := range changes {
 		what = append(what, c.What)
 	}
-	return &StopError{Code: CodeGuard,
-		Reason: fmt.Sprintf("loop %d changed what the limits depend on, other than through orchestrator commands: %s", loop, strings.Join(what, "; ")),
-		Hint:   "a person changes these between runs, or with orchestrator's own commands (retry, skip, fix, resume, breaker reset); see the README's loop guard section"}
+	return stopGuard(loop, what)
 }

@@ -15,7 +15,6 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/internal/statefile"
-	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 // HistoryHeader is the header row of history.csv: one row per loop,
@@ -64,7 +63,7 @@ func (r LoopRecord) row() []string {
 }
 
 // HistoryPath returns the path of history.csv in a state directory.
-func HistoryPath(dir string) string { return issuequeue.Paths{Dir: dir}.History() }
+func HistoryPath(dir string) string { return PathsIn(dir).History() }
 
 // AppendHistory appends one row, writing the header first into a new file.
 func AppendHistory(dir string, r LoopRecord) error {
@@ -400,6 +399,21 @@ func hasLine(path string, off int64, last string) bool {
 	}
 	defer f.Close()
 	return atLine(f, size, off, last)
+}
+
+// eachLine calls fn with every non-blank line of r, without its newline.
+// It reads in bounded memory: a line longer than maxLine is an error.
+func eachLine(r io.Reader, fn func(line []byte) error) error {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	for sc.Scan() {
+		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
+			if err := fn(line); err != nil {
+				return err
+			}
+		}
+	}
+	return sc.Err()
 }
 
 // ScanHistoryFile reads a history file from offset off, calling fn with

@@ -5,14 +5,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
+	"math"
 	"os"
 	"slices"
 	"sync"
 	"time"
-
-	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 // ledgerChunk is how much of a log the backward scan reads at a time.
@@ -144,29 +144,31 @@ func readLedgerSince(path string, since time.Time, only map[string]bool, m *ledg
 	}
 	var last []byte
 	var torn []Event // of a last line without its newline: read, not kept
-	add := func(into *[]Event) func([]byte) error {
-		return func(line []byte) error {
-			last = append(last[:0], line...)
+	add := func(into *[]Event) func(ledgerLine) error {
+		return func(l ledgerLine) error {
+			if l.Blank() {
+				return nil
+			}
+			last = append(last[:0], l.Text...)
 			if only != nil {
-				if name, ok := eventName(line); ok && !only[string(name)] {
+				if name, ok := eventName(l.Text); ok && !only[string(name)] {
 					return nil
 				}
 			}
-			var ev Event
-			if json.Unmarshal(line, &ev) == nil && !ev.Time.IsZero() && !ev.Time.Before(since) && (only == nil || only[ev.Event]) {
+			if ev, err := l.Event(); err == nil && !ev.Time.IsZero() && !ev.Time.Before(since) && (only == nil || only[ev.Event]) {
 				*into = append(*into, ev)
 			}
 			return nil
 		}
 	}
 	if whole > from {
-		if err := eachLine(io.NewSectionReader(f, from, whole-from), add(&evs)); err != nil {
+		if err := scanEvents(io.NewSectionReader(f, from, whole-from), add(&evs)); err != nil {
 			return nil, err
 		}
 		m.last = string(last)
 	}
 	if size > max(whole, from) {
-		if err := eachLine(io.NewSectionReader(f, max(whole, from), size-max(whole, from)), add(&torn)); err != nil {
+		if err := scanEvents(io.NewSectionReader(f, max(whole, from), size-max(whole, from)), add(&torn)); err != nil {
 			return nil, err
 		}
 	}
@@ -205,19 +207,91 @@ func eventName(line []byte) ([]byte, bool) {
 	return rest[:j], true
 }
 
-// eachLine calls fn with every non-blank line of r, without its newline.
-// It reads in bounded memory: a line longer than maxLine is an error.
-func eachLine(r io.Reader, fn func(line []byte) error) error {
+// ledgerLine is one line of the ledger as scanEvents reads it: its number
+// (from 1) and its text, without the newline and the space around it.
+type ledgerLine struct {
+	N    int
+	Text []byte
+}
+
+// Blank reports whether the line holds nothing.
+func (l ledgerLine) Blank() bool { return len(l.Text) == 0 }
+
+// Event decodes the line.
+func (l ledgerLine) Event() (Event, error) {
+	var ev Event
+	err := json.Unmarshal(l.Text, &ev)
+	return ev, err
+}
+
+// scanEvents calls fn with every line of ledger text read from r, in order,
+// blank ones included; a line is decoded only when fn asks, so a reader
+// that looks for a few events skips the others by name (eventName). It
+// reads in bounded memory: a line longer than maxLine is an error. Every
+// reader of the ledger reads it through this function.
+func scanEvents(r io.Reader, fn func(l ledgerLine) error) error {
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), maxLine)
-	for sc.Scan() {
-		if line := bytes.TrimSpace(sc.Bytes()); len(line) > 0 {
-			if err := fn(line); err != nil {
-				return err
-			}
+	for n := 1; sc.Scan(); n++ {
+		if err := fn(ledgerLine{N: n, Text: bytes.TrimSpace(sc.Bytes())}); err != nil {
+			return err
 		}
 	}
 	return sc.Err()
+}
+
+// ReadEvents reads logs/retry.jsonl; a missing file is no events. Lines that
+// cannot be read are skipped and reported.
+func ReadEvents(dir string) ([]Event, []error) {
+	var evs []Event
+	errs := EachEvent(dir, time.Time{}, func(ev Event) { evs = append(evs, ev) })
+	return evs, errs
+}
+
+// EachEvent calls fn with the events of logs/retry.jsonl, in file order,
+// holding one at a time: all of them, or, when since is not zero, those
+// logged at or after since, read from where the window starts (found
+// reading backwards from the end, as the budgets find it). Lines that
+// cannot be read are skipped and reported.
+func EachEvent(dir string, since time.Time, fn func(Event)) []error {
+	f, err := os.Open(PathsIn(dir).Ledger())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return []error{err}
+	}
+	defer f.Close()
+	var from int64
+	where := func(n int) string { return fmt.Sprintf("retry.jsonl:%d", n) }
+	if !since.IsZero() {
+		fi, err := f.Stat()
+		if err == nil {
+			from, err = windowStart(f, fi.Size(), since, jsonTime)
+		}
+		if err != nil {
+			return []error{err}
+		}
+		where = func(int) string { return fmt.Sprintf("retry.jsonl (from byte %d)", from) }
+	}
+	var errs []error
+	err = scanEvents(io.NewSectionReader(f, from, math.MaxInt64-from), func(l ledgerLine) error {
+		ev, err := l.Event()
+		if err != nil {
+			if since.IsZero() || !l.Blank() {
+				errs = append(errs, fmt.Errorf("%s: %w", where(l.N), err))
+			}
+			return nil
+		}
+		if since.IsZero() || !ev.Time.Before(since) {
+			fn(ev)
+		}
+		return nil
+	})
+	if err != nil {
+		errs = append(errs, err)
+	}
+	return errs
 }
 
 // timestampPrefix is how every line the tool writes begins.
@@ -257,7 +331,7 @@ type LedgerCursor struct {
 // rewritten), the line is looked for from the end; when it is gone, the
 // events newer than it are read. Lines that cannot be read are skipped.
 func ReadLedgerAfter(dir string, c LedgerCursor, fn func(Event)) (LedgerCursor, error) {
-	f, size, err := openLog(issuequeue.Paths{Dir: dir}.Ledger())
+	f, size, err := openLog(PathsIn(dir).Ledger())
 	if err != nil {
 		return c, err
 	}
@@ -284,10 +358,12 @@ func ReadLedgerAfter(dir string, c LedgerCursor, fn func(Event)) (LedgerCursor, 
 		return next, nil
 	}
 	var last []byte
-	err = eachLine(io.NewSectionReader(f, from, end-from), func(line []byte) error {
-		last = append(last[:0], line...)
-		var ev Event
-		if json.Unmarshal(line, &ev) == nil && !ev.Time.IsZero() && ev.Time.After(after) {
+	err = scanEvents(io.NewSectionReader(f, from, end-from), func(l ledgerLine) error {
+		if l.Blank() {
+			return nil
+		}
+		last = append(last[:0], l.Text...)
+		if ev, err := l.Event(); err == nil && !ev.Time.IsZero() && ev.Time.After(after) {
 			fn(ev)
 		}
 		return nil

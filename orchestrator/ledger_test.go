@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 // fullScan is what the windowed reader must agree with: every event of the
@@ -63,7 +61,7 @@ func TestReadLedgerSinceEqualsFullScan(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			path := issuequeue.Paths{Dir: dir}.Ledger()
+			path := PathsIn(dir).Ledger()
 			os.MkdirAll(filepath.Dir(path), 0o755)
 			if err := os.WriteFile(path, []byte(c.log), 0o644); err != nil {
 				t.Fatal(err)
@@ -126,12 +124,12 @@ func TestPruneKeepsTheRecentPart(t *testing.T) {
 	if err := lg.Prune(now, 7*24*time.Hour, 30*24*time.Hour); err != nil {
 		t.Fatal(err)
 	}
-	got, _ := os.ReadFile(issuequeue.Paths{Dir: dir}.Ledger())
+	got, _ := os.ReadFile(PathsIn(dir).Ledger())
 	if !bytes.Equal(got, want.Bytes()) {
 		t.Errorf("retry.jsonl after pruning: %d bytes, want the last 30 days: %d bytes", len(got), want.Len())
 	}
 	// Nothing but the two logs: no temporary file is left behind.
-	p := issuequeue.Paths{Dir: dir}
+	p := PathsIn(dir)
 	entries, err := os.ReadDir(p.Logs())
 	if err != nil {
 		t.Fatal(err)
@@ -148,7 +146,7 @@ func TestPruneKeepsTheRecentPart(t *testing.T) {
 // keeps what it read before, still returns what a full scan returns.
 func TestReadLedgerSinceAgain(t *testing.T) {
 	dir := t.TempDir()
-	path := issuequeue.Paths{Dir: dir}.Ledger()
+	path := PathsIn(dir).Ledger()
 	os.MkdirAll(filepath.Dir(path), 0o755)
 	now := time.Date(2026, 11, 24, 12, 0, 0, 0, time.UTC)
 	line := func(at time.Time, id string) string {
@@ -216,7 +214,7 @@ func FuzzReadLedgerSince(f *testing.F) {
 			return
 		}
 		dir := t.TempDir()
-		path := issuequeue.Paths{Dir: dir}.Ledger()
+		path := PathsIn(dir).Ledger()
 		os.MkdirAll(filepath.Dir(path), 0o755)
 		if err := os.WriteFile(path, log, 0o644); err != nil {
 			t.Fatal(err)

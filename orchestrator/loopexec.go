@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -14,7 +13,6 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/internal/procgroup"
-	"github.com/autoretry/orchestrator/internal/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
@@ -34,7 +32,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 	if err != nil {
 		return lr, "", 0, nil, err
 	}
-	logDir := issuequeue.Paths{Dir: absDir}.LoopLogs()
+	logDir := PathsIn(absDir).LoopLogs()
 	if err := os.MkdirAll(logDir, 0o755); err != nil {
 		return lr, "", 0, nil, err
 	}
@@ -56,7 +54,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 			return lr, "", 0, nil, err
 		}
 		ctxPath = filepath.Join(logDir, fmt.Sprintf("%s-%02d-context.md", runID, loop))
-		if err := statefile.WriteAtomic(ctxPath, func(w io.Writer) error { _, err := w.Write(b); return err }); err != nil {
+		if err := writeFileAtomic(ctxPath, b); err != nil {
 			return lr, "", 0, nil, err
 		}
 		for _, id := range retried {
@@ -87,7 +85,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 			if v, err := r.gate(loop - 1); err != nil {
 				return lr, "", transient, nil, err
 			} else if v != nil {
-				return lr, "", transient, stopFor(v), nil
+				return lr, "", transient, StopFor(v), nil
 			}
 		}
 		r.progress("loop %d (%s) starting: %s", loop, kind, cfg.Loop.Command)
@@ -130,7 +128,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 			d := backoffDelay(cfg.Backoff, try, r.rand())
 			if hint, ok := RetryHint(res.Tail, r.now()); ok {
 				if class == classRateLimit && hint > cfg.Backoff.MaxWait {
-					return lr, "", transient, r.rateLimitStop(r.now().Add(hint), pattern), nil
+					return lr, "", transient, stopRateLimited(r.now().Add(hint), r.now(), pattern), nil
 				}
 				d = max(d, hint)
 			}
@@ -146,7 +144,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 			}
 			if err := r.sleepWatching(ctx, d); err != nil {
 				if errors.Is(err, errSentinel) {
-					return lr, "", transient, r.sentinelStop(), nil
+					return lr, "", transient, stopSentinel(o.paths().Sentinel()), nil
 				}
 				return lr, ResultAborted, transient, nil, nil
 			}
@@ -171,17 +169,6 @@ func (r *Runner) gate(done int) (*Verdict, error) {
 	in.Run, in.RunLoops = true, done
 	_, v := Gate(in, KindRegular)
 	return v, nil
-}
-
-// rateLimitStop is the stop of a run whose loop hit a rate limit that
-// resets later than [backoff] max_wait: the runner records the window (see
-// openRateLimitWindow), so that runs before its end exit at once instead of
-// one run sleeping through it with the lock held.
-func (r *Runner) rateLimitStop(until time.Time, pattern string) *StopError {
-	until = until.UTC().Truncate(time.Second)
-	return &StopError{Code: CodeRateLimited, Wait: true, Until: until,
-		Reason: "rate-limited until " + clock(until, r.now()) + " (the loop hit a rate limit: " + pattern + ")",
-		Hint:   "runs before then exit 0 without running the agent; nothing to do"}
 }
 
 // openRateLimitWindow records the window of a rate-limit stop in

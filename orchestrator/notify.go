@@ -43,8 +43,7 @@ func needsPerson(ev Event) (bool, Code) {
 	case EvEscalated, EvGuard:
 		return true, ""
 	case EvRunFinished, EvStopped:
-		switch ev.Code {
-		case "", CodePaused, CodeRateLimited, CodeAborted:
+		if !NeedsPerson(ev.Code) {
 			return false, ""
 		}
 		return true, ev.Code

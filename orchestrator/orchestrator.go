@@ -78,10 +78,10 @@ func (o *Orchestrator) now() time.Time {
 	return time.Now().UTC()
 }
 
-func (o *Orchestrator) paths() issuequeue.Paths { return issuequeue.Paths{Dir: o.Dir} }
+func (o *Orchestrator) paths() Paths { return PathsIn(o.Dir) }
 
 func (o *Orchestrator) store() *issuequeue.Store {
-	return &issuequeue.Store{Paths: o.paths(), LockWait: o.LockWait, Command: o.Command, Warn: o.WarnQuarantined}
+	return &issuequeue.Store{Paths: o.paths().Paths, LockWait: o.LockWait, Command: o.Command, Warn: o.WarnQuarantined}
 }
 
 // WarnQuarantined tells Stderr about findings that quarantine issues, each

@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
@@ -17,7 +15,7 @@ import (
 // paused; empty means paused until resumed; otherwise its first line is the
 // RFC 3339 time the pause ends.
 func ReadPause(dir string) (Pause, error) {
-	path := issuequeue.Paths{Dir: dir}.Pause()
+	path := PathsIn(dir).Pause()
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Pause{}, nil
@@ -49,10 +47,7 @@ func (o *Orchestrator) Pause(until time.Time) error {
 	if !until.IsZero() {
 		b = []byte(until.UTC().Format(time.RFC3339) + "\n")
 	}
-	return statefile.WriteAtomic(o.paths().Pause(), func(w io.Writer) error {
-		_, err := w.Write(b)
-		return err
-	})
+	return writeFileAtomic(o.paths().Pause(), b)
 }
 
 // Resume lifts a pause; it is not an error if there is none.

@@ -44,24 +44,6 @@ type Runner struct {
 	stats    runStats
 }
 
-// StopError ends a run or a check that a rule stopped. Code is its stable
-// reason code, Hint says what to do next. Wait marks a stop where nothing is
-// wrong (a rate-limit window, a pause): exit 0 for a run, not 3.
-type StopError struct {
-	Code   Code
-	Reason string
-	Hint   string
-	Wait   bool
-	Until  time.Time
-}
-
-func (e *StopError) Error() string { return "stopped (" + string(e.Code) + "): " + e.Reason }
-
-// stopFor turns a stopping verdict into the error that ends a run.
-func stopFor(v *Verdict) *StopError {
-	return &StopError{Code: v.Rule, Reason: v.Reason, Hint: v.Hint, Wait: v.Wait, Until: v.Until}
-}
-
 // RunReport is the result of a run, for --json and the summary.
 type RunReport struct {
 	RunID    string   `json:"run_id"`
@@ -181,7 +163,7 @@ func (r *Runner) Run(ctx context.Context) (RunReport, error) {
 	}
 	in.Run = true
 	if _, v := Gate(in, KindRegular); v != nil {
-		se := stopFor(v)
+		se := StopFor(v)
 		rep.Outcome, rep.Code, rep.Reason, rep.Hint = "stopped", se.Code, se.Reason, se.Hint
 		if err := o.log().Record(Event{Time: start, Event: EvStopped, RunID: rep.RunID, Code: se.Code, Reason: se.Reason, Until: se.Until}); err != nil {
 			return rep, err
@@ -282,7 +264,7 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 	var cascade []int
 	for loop := 1; ; loop++ {
 		if loop > 1 && r.sentinel.Load() {
-			return r.sentinelStop()
+			return stopSentinel(r.O.paths().Sentinel())
 		}
 		if loop > 1 && ctx.Err() != nil {
 			return r.abortedAfter(loop - 1)
@@ -385,14 +367,14 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		}
 		if kind == KindAutoRetry {
 			if v := StallVerdict(stall, vr.halted, cfg); v.Stop {
-				return stopFor(&v)
+				return StopFor(&v)
 			}
 			if v := CascadeVerdict(cascade, cfg); v.Stop {
-				return stopFor(&v)
+				return StopFor(&v)
 			}
 		}
 		if r.sentinel.Load() {
-			return r.sentinelStop()
+			return stopSentinel(r.O.paths().Sentinel())
 		}
 		// Aborted (abort, SIGTERM) after the loop ended: its verdicts are
 		// recorded; nothing is claimed for a loop that will not run.
@@ -417,17 +399,12 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		switch d.Outcome {
 		case CheckNothing:
 			if d.Stop != nil && len(d.WouldQualify) > 0 {
-				return stopFor(d.Stop) // a pause or a rate-limit window: nothing is wrong
+				return StopFor(d.Stop) // a pause or a rate-limit window: nothing is wrong
 			}
 			if gaveUp := append(append([]string(nil), rep.Halted...), rep.Escal...); len(gaveUp) > 0 {
 				// Nothing left to retry, but the run gave up on something: a
 				// cron mail must say so.
-				code := r.stats.haltCode[gaveUp[0]]
-				if code == "" {
-					code = CodeMaxRetries
-				}
-				return &StopError{Code: code, Reason: fmt.Sprintf("nothing left to retry, but a person is needed for %s (halted or out of retries)", strings.Join(gaveUp, ", ")),
-					Hint: "answer with 'orchestrator retry ID', 'orchestrator fix ID \"…\"' or 'orchestrator skip ID'"}
+				return stopGaveUp(r.stats.haltCode[gaveUp[0]], gaveUp)
 			}
 			if result == ResultFailed || result == ResultTimeout {
 				// The run is over and its last loop's command failed: an
@@ -436,12 +413,11 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 				if result == ResultTimeout {
 					how = "timed out after " + cfg.Loop.Timeout.String()
 				}
-				return &StopError{Code: CodeLoopFailed, Reason: fmt.Sprintf("the loop command failed in loop %d (%s)", loop, how),
-					Hint: "look at its output in " + o.paths().LoopLogs() + "; " + strconv.Itoa(cfg.CircuitBreaker.Threshold) + " failed loops in a row open the circuit breaker"}
+				return stopLoopFailed(loop, how, o.paths().LoopLogs(), cfg.CircuitBreaker.Threshold)
 			}
 			return nil
 		case CheckHuman:
-			return stopFor(d.Stop)
+			return StopFor(d.Stop)
 		}
 		kind, retried = KindAutoRetry, cr.Triggered
 		for _, is := range d.Triggered {

@@ -15,11 +15,6 @@ func (r *Runner) sentinelPresent() bool {
 	return r.sentinel.Load() || r.O.paths().SentinelPresent()
 }
 
-func (r *Runner) sentinelStop() *StopError {
-	return &StopError{Code: CodeSentinel, Reason: "the sentinel file no_auto_retry exists: no further loop starts",
-		Hint: "remove " + r.O.paths().Sentinel() + " to let auto-retry run again"}
-}
-
 // watchSentinel notices no_auto_retry as soon as it is created (the
 // running loop finishes: in-flight work is never killed for it; no further
 // loop starts). Without fsnotify (NFS) the

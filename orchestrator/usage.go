@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/internal/config"
-	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 // Usage is what the event log says about the last 24 hours: the facts the
@@ -155,7 +154,7 @@ var usageMemo ledgerMemo
 func ReadUsage(dir string, now time.Time) (Usage, error) {
 	since := now.Add(-config.BudgetWindow)
 	u := Usage{Since: since}
-	evs, err := readLedgerSince(issuequeue.Paths{Dir: dir}.Ledger(), since, usageEvents, &usageMemo)
+	evs, err := readLedgerSince(PathsIn(dir).Ledger(), since, usageEvents, &usageMemo)
 	if err != nil {
 		return u, err
 	}

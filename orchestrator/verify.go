@@ -47,11 +47,11 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 		if err != nil {
 			return vr, err
 		}
-		kept := &tailBuffer{max: MaxKeptOutput}
+		kept := &TailBuffer{Max: MaxKeptOutput}
 		res, err := r.exec(ctx, procgroup.Spec{
 			Command: chk.Command, Dir: filepath.Dir(absDir), Env: r.verifyEnv(absDir, rep.RunID, rep.Loops, is.ID), Timeout: chk.Timeout, Grace: cfg.Loop.KillGrace,
 			Output:  io.MultiWriter(sw, kept),
-			LogPath: filepath.Join(issuequeue.Paths{Dir: absDir}.LoopLogs(), fmt.Sprintf("%s-%02d-verify-%s.log", rep.RunID, rep.Loops, is.ID)),
+			LogPath: filepath.Join(PathsIn(absDir).LoopLogs(), fmt.Sprintf("%s-%02d-verify-%s.log", rep.RunID, rep.Loops, is.ID)),
 		})
 		if err != nil {
 			return vr, err
@@ -84,7 +84,7 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 		// What became of the command ends the output, and counts in its
 		// signature: exit status 1 and 2 are different failures.
 		w := io.MultiWriter(sw, kept)
-		if b := kept.bytes(); len(b) > 0 && b[len(b)-1] != '\n' {
+		if b := kept.Bytes(); len(b) > 0 && b[len(b)-1] != '\n' {
 			io.WriteString(w, "\n")
 		}
 		if res.TimedOut {
@@ -93,7 +93,7 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 			fmt.Fprintf(w, "[verify: %s exited with status %d]\n", chk.Command, res.ExitCode)
 		}
 		sig, older := sums(sw)
-		fr, err := o.recordFailure(context.WithoutCancel(ctx), is.ID, kept.output(), sig, older, typ)
+		fr, err := o.recordFailure(context.WithoutCancel(ctx), is.ID, kept.Output(), sig, older, typ)
 		if err != nil {
 			return vr, err
 		}

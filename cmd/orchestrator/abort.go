@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 
@@ -27,12 +26,8 @@ Examples:
 `,
 		run: func(ctx context.Context, e *env, args []string) error {
 			c := commands["abort"]
-			args, err := e.parseFlags(c, flag.NewFlagSet("abort", flag.ContinueOnError), args)
-			if err != nil {
+			if err := e.noArgs(c, nil, args); err != nil {
 				return err
-			}
-			if len(args) > 0 {
-				return usageErr(c, "abort takes no arguments")
 			}
 			if fi, err := os.Stat(e.dir); err != nil || !fi.IsDir() {
 				return &issuequeue.NoStateDirError{Dir: e.dir}

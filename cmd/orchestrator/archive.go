@@ -27,12 +27,8 @@ Examples:
 			c := commands["archive"]
 			fs := flag.NewFlagSet("archive", flag.ContinueOnError)
 			older := fs.Duration("older-than", 720*time.Hour, "")
-			args, err := e.parseFlags(c, fs, args)
-			if err != nil {
+			if err := e.noArgs(c, fs, args); err != nil {
 				return err
-			}
-			if len(args) > 0 {
-				return usageErr(c, "archive takes no arguments")
 			}
 			o, err := e.engine("archive")
 			if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 )
 
@@ -22,12 +21,8 @@ Examples (a whole driver in a crontab line):
 `,
 		run: func(ctx context.Context, e *env, args []string) error {
 			c := commands["begin"]
-			args, err := e.parseFlags(c, flag.NewFlagSet("begin", flag.ContinueOnError), args)
-			if err != nil {
+			if err := e.noArgs(c, nil, args); err != nil {
 				return err
-			}
-			if len(args) > 0 {
-				return usageErr(c, "begin takes no arguments")
 			}
 			o, err := e.engine("begin")
 			if err != nil {

@@ -80,5 +80,5 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 		fmt.Fprintf(e.stderr, "orchestrator: stopped (%s): %s\nhint: %s\n", d.Stop.Rule, d.Stop.Reason, d.Stop.Hint)
 		return silentExit(exitNothing)
 	}
-	return &orchestrator.StopError{Code: d.Stop.Rule, Reason: d.Stop.Reason, Hint: d.Stop.Hint}
+	return orchestrator.StopFor(d.Stop)
 }

@@ -39,10 +39,6 @@ type command struct {
 	forPeople bool
 }
 
-// beforeCommand, when set (by main, never by tests that call Main), is
-// called with the command about to run.
-var beforeCommand func(c *command)
-
 var commands = map[string]*command{}
 
 func register(c *command) {
@@ -68,6 +64,10 @@ type env struct {
 	sigRules   *signature.Rules   // compiled from cfg when first needed
 	sigOlder   []*signature.Rules // the older rule sets beside the current, likewise
 	sigRoot    string             // signature --root, absolute
+
+	// beforeCommand, if set, is called with the command about to run
+	// (main tunes the garbage collector for it).
+	beforeCommand func(c *command)
 }
 
 // input opens the file named by a FILE|- argument: standard input for "-".
@@ -115,8 +115,17 @@ func (s silentExit) Error() string { return fmt.Sprintf("exit status %d", int(s)
 
 // Main runs the orchestrator command line and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
-	e.environ = os.Environ
+	return newEnv(stdin, stdout, stderr, getenv).main(args)
+}
+
+// newEnv returns the env of a command line run with these streams and
+// environment.
+func newEnv(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *env {
+	return &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv, environ: os.Environ}
+}
+
+// main runs the command line args and returns the process exit code.
+func (e *env) main(args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	err := dispatch(ctx, e, args)
@@ -162,8 +171,8 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 				hints: []string{"the loop records what it found with 'orchestrator add', 'fail' or 'resolve'; a person answers escalations between runs"}}
 		}
 	}
-	if beforeCommand != nil {
-		beforeCommand(c)
+	if e.beforeCommand != nil {
+		e.beforeCommand(c)
 	}
 	err := c.run(ctx, e, rest[1:])
 	if notifies[c.name] {
@@ -270,6 +279,38 @@ func (e *env) parseFlags(c *command, fs *flag.FlagSet, args []string) ([]string,
 	}
 	e.resolveDir()
 	return positional, nil
+}
+
+// noArgs parses the flags of a command that takes no arguments; fs is nil
+// for one without flags of its own.
+func (e *env) noArgs(c *command, fs *flag.FlagSet, args []string) error {
+	if fs == nil {
+		fs = flag.NewFlagSet(c.name, flag.ContinueOnError)
+	}
+	args, err := e.parseFlags(c, fs, args)
+	if err != nil {
+		return err
+	}
+	if len(args) > 0 {
+		return usageErr(c, "%s takes no arguments", c.name)
+	}
+	return nil
+}
+
+// oneID parses the flags of a command that takes one issue ID, and returns
+// the ID; fs is nil for one without flags of its own.
+func (e *env) oneID(c *command, fs *flag.FlagSet, args []string) (string, error) {
+	if fs == nil {
+		fs = flag.NewFlagSet(c.name, flag.ContinueOnError)
+	}
+	args, err := e.parseFlags(c, fs, args)
+	if err != nil {
+		return "", err
+	}
+	if len(args) != 1 {
+		return "", usageErr(c, "%s takes one issue ID", c.name)
+	}
+	return args[0], nil
 }
 
 func commandNames() []string {

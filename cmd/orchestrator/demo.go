@@ -49,12 +49,9 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	c := commands["demo"]
 	fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 	into := fs.String("into", "", "")
-	args, err := e.parseFlags(c, fs, args)
+	err := e.noArgs(c, fs, args)
 	if err != nil {
 		return err
-	}
-	if len(args) > 0 {
-		return usageErr(c, "demo takes no arguments")
 	}
 	project := *into
 	if project == "" {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 	"io"
 	"slices"
 	"strings"
@@ -58,12 +57,9 @@ func runFail(ctx context.Context, e *env, args []string) error {
 	output := fs.String("output", "", "")
 	typ := fs.String("type", orchestrator.FailVerification, "")
 	asJSON := fs.Bool("json", false, "")
-	args, err := e.parseFlags(c, fs, args)
+	id, err := e.oneID(c, fs, args)
 	if err != nil {
 		return err
-	}
-	if len(args) != 1 {
-		return usageErr(c, "fail takes one issue ID")
 	}
 	if !slices.Contains(orchestrator.FailureTypes, *typ) {
 		return usageErr(c, "unknown failure type %q (want %s)", *typ, strings.Join(orchestrator.FailureTypes, ", "))
@@ -84,7 +80,7 @@ func runFail(ctx context.Context, e *env, args []string) error {
 	if *asJSON {
 		o.Stdout = e.stderr
 	}
-	rep, err := o.FailFrom(ctx, args[0], out, *typ)
+	rep, err := o.FailFrom(ctx, id, out, *typ)
 	if err != nil {
 		return err
 	}
@@ -94,15 +90,7 @@ func runFail(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if rep.Halted {
-		why := fmt.Sprintf("the same failure %d times in a row", rep.RepeatCount)
-		switch rep.Code {
-		case orchestrator.CodeRepeatedAcross:
-			why = "the same failure as under other issues"
-		case orchestrator.CodeOscillation:
-			why = "its last 4 attempts alternate between two failures"
-		}
-		return &orchestrator.StopError{Code: rep.Code, Reason: fmt.Sprintf("%s halted: %s", rep.ID, why),
-			Hint: "a person is needed: 'orchestrator fix " + rep.ID + " \"…\"', 'orchestrator retry " + rep.ID + "' or 'orchestrator skip " + rep.ID + "'"}
+		return orchestrator.StopHalted(rep.ID, rep.Code, rep.RepeatCount)
 	}
 	return nil
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/autoretry/orchestrator/internal/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 func init() {
@@ -73,7 +74,7 @@ func runLint(ctx context.Context, e *env, args []string) error {
 }
 
 // okLine is the one-line summary of a clean queue.
-func okLine(q *issuequeue.Queue, p issuequeue.Paths) string {
+func okLine(q *issuequeue.Queue, p orchestrator.Paths) string {
 	pending := 0
 	for _, is := range q.Issues {
 		if is.PendingAutoRetry() {
@@ -86,7 +87,7 @@ func okLine(q *issuequeue.Queue, p issuequeue.Paths) string {
 // linkFindings reports the files of the state directory that every write
 // refuses: a symbolic link, a file with more than one hard link, anything
 // but a regular file. They are checked the way the writes check them.
-func linkFindings(p issuequeue.Paths) []string {
+func linkFindings(p orchestrator.Paths) []string {
 	var out []string
 	report := func(err error) {
 		var ue *statefile.UnsafeFileError

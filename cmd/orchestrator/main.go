@@ -29,8 +29,9 @@ func main() {
 	// has stopped its loop's process group and written its state: writes
 	// fail with EPIPE instead.
 	signal.Ignore(syscall.SIGPIPE)
-	beforeCommand = tuneGC
-	os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+	e := newEnv(os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	e.beforeCommand = tuneGC
+	os.Exit(e.main(os.Args[1:]))
 }
 
 // tuneGC lets the commands that read the state, maybe write it, and exit

@@ -35,12 +35,8 @@ Examples:
 			c := commands["pause"]
 			fs := flag.NewFlagSet("pause", flag.ContinueOnError)
 			dur := fs.Duration("for", 0, "")
-			args, err := e.parseFlags(c, fs, args)
-			if err != nil {
+			if err := e.noArgs(c, fs, args); err != nil {
 				return err
-			}
-			if len(args) > 0 {
-				return usageErr(c, "pause takes no arguments")
 			}
 			if *dur < 0 {
 				return usageErr(c, "--for must be a positive duration, e.g. 2h")
@@ -81,12 +77,8 @@ Examples:
 `,
 		run: func(ctx context.Context, e *env, args []string) error {
 			c := commands["resume"]
-			args, err := e.parseFlags(c, flag.NewFlagSet("resume", flag.ContinueOnError), args)
-			if err != nil {
+			if err := e.noArgs(c, nil, args); err != nil {
 				return err
-			}
-			if len(args) > 0 {
-				return usageErr(c, "resume takes no arguments")
 			}
 			o, err := e.engine("resume")
 			if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 )
 
 func init() {
@@ -23,21 +22,18 @@ Examples:
 `,
 		run: func(ctx context.Context, e *env, args []string) error {
 			c := commands["resolve"]
-			args, err := e.parseFlags(c, flag.NewFlagSet("resolve", flag.ContinueOnError), args)
+			id, err := e.oneID(c, nil, args)
 			if err != nil {
 				return err
-			}
-			if len(args) != 1 {
-				return usageErr(c, "resolve takes one issue ID")
 			}
 			o, err := e.engine("resolve")
 			if err != nil {
 				return err
 			}
 			if e.inLoop() != "" {
-				return o.ResolveFromLoop(ctx, args[0])
+				return o.ResolveFromLoop(ctx, id)
 			}
-			return o.Resolve(ctx, args[0])
+			return o.Resolve(ctx, id)
 		},
 	})
 }

@@ -22,18 +22,15 @@ Examples:
 `,
 		run: func(ctx context.Context, e *env, args []string) error {
 			c := commands["retry"]
-			args, err := e.parseFlags(c, flag.NewFlagSet("retry", flag.ContinueOnError), args)
+			id, err := e.oneID(c, nil, args)
 			if err != nil {
 				return err
-			}
-			if len(args) != 1 {
-				return usageErr(c, "retry takes one issue ID")
 			}
 			o, err := e.engine("retry")
 			if err != nil {
 				return err
 			}
-			return o.Retry(ctx, args[0])
+			return o.Retry(ctx, id)
 		},
 	})
 	register(&command{
@@ -52,18 +49,15 @@ Examples:
 			c := commands["skip"]
 			fs := flag.NewFlagSet("skip", flag.ContinueOnError)
 			reason := fs.String("reason", "", "")
-			args, err := e.parseFlags(c, fs, args)
+			id, err := e.oneID(c, fs, args)
 			if err != nil {
 				return err
-			}
-			if len(args) != 1 {
-				return usageErr(c, "skip takes one issue ID")
 			}
 			o, err := e.engine("skip")
 			if err != nil {
 				return err
 			}
-			return o.Skip(ctx, args[0], *reason)
+			return o.Skip(ctx, id, *reason)
 		},
 	})
 	register(&command{

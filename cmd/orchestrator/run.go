@@ -68,12 +68,8 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	dry := fs.Bool("dry-run", false, "")
 	asJSON := fs.Bool("json", false, "")
 	quiet := fs.Bool("quiet", false, "")
-	args, err := e.parseFlags(c, fs, args)
-	if err != nil {
+	if err := e.noArgs(c, fs, args); err != nil {
 		return err
-	}
-	if len(args) > 0 {
-		return usageErr(c, "run takes no arguments")
 	}
 	cfg, err := e.config()
 	if err != nil {
@@ -94,12 +90,12 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		o.Stdout = e.stderr
 	}
 	stderr := e.stderr
-	var held *keptOutput
+	var held *orchestrator.TailBuffer
 	if *quiet {
 		// Everything is held back, and printed only if a person is needed:
 		// cron mails what a job prints, so it mails exactly then. The
 		// loops' output is still in logs/loops/.
-		held = &keptOutput{max: 256 << 10}
+		held = &orchestrator.TailBuffer{Max: heldOutput}
 		out, stderr, o.Stdout = io.Discard, held, held
 	}
 	r := &orchestrator.Runner{O: o, Terminal: out, Stderr: stderr, AfterLoop: e.metricsHook()}
@@ -121,7 +117,11 @@ func runRun(ctx context.Context, e *env, args []string) error {
 		case errors.As(err, &be):
 			return silentExit(exitBusy) // another run is at work: nothing to tell
 		}
-		e.stdout.Write(held.bytes())
+		kept, cut := held.Last(heldOutput)
+		if cut {
+			io.WriteString(e.stdout, "[earlier output cut]\n")
+		}
+		e.stdout.Write(kept)
 	}
 	if *asJSON {
 		if jerr := json.NewEncoder(e.stdout).Encode(rep); jerr != nil && err == nil {
@@ -131,24 +131,6 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	return err
 }
 
-// keptOutput keeps the last max bytes written to it.
-type keptOutput struct {
-	max int
-	buf []byte
-	cut bool
-}
-
-func (k *keptOutput) Write(p []byte) (int, error) {
-	k.buf = append(k.buf, p...)
-	if over := len(k.buf) - k.max; over > 0 {
-		k.buf, k.cut = k.buf[over:], true
-	}
-	return len(p), nil
-}
-
-func (k *keptOutput) bytes() []byte {
-	if k.cut {
-		return append([]byte("[earlier output cut]\n"), k.buf...)
-	}
-	return k.buf
-}
+// heldOutput is how much of its output "run --quiet" keeps, to print if a
+// person is needed.
+const heldOutput = 256 << 10

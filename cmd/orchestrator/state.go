@@ -4,10 +4,10 @@ import (
 	"errors"
 	"time"
 
-	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
-func (e *env) paths() issuequeue.Paths { return issuequeue.Paths{Dir: e.dir} }
+func (e *env) paths() orchestrator.Paths { return orchestrator.PathsIn(e.dir) }
 
 // now returns the current time, or ORCHESTRATOR_NOW when it is set, so that
 // examples and tests are reproducible.

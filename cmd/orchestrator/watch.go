@@ -68,12 +68,8 @@ func runWatch(ctx context.Context, e *env, args []string) error {
 	c := commands["watch"]
 	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
 	startRuns := fs.Bool("run", false, "")
-	args, err := e.parseFlags(c, fs, args)
-	if err != nil {
+	if err := e.noArgs(c, fs, args); err != nil {
 		return err
-	}
-	if len(args) > 0 {
-		return usageErr(c, "watch takes no arguments")
 	}
 	cfgPath := e.configPath
 	if cfgPath == "" {

@@ -265,17 +265,7 @@ func durationKey(key string, set func(*Config, time.Duration)) setting {
 		set(c, d)
 		return nil
 	}
-	return setting{
-		key: key,
-		fromTOML: func(c *Config, v any) error {
-			s, ok := v.(string)
-			if !ok {
-				return typeError("a duration string such as \"30m\"", v)
-			}
-			return parse(c, s)
-		},
-		fromText: parse,
-	}
+	return textKey(key, "a duration string such as \"30m\"", parse)
 }
 
 func boolKey(key string, set func(*Config, bool)) setting {
@@ -314,16 +304,22 @@ func stringKey(key string, valid func(string) error, set func(*Config, string)) 
 		set(c, s)
 		return nil
 	}
+	return textKey(key, "a string", check)
+}
+
+// textKey is a setting written as a TOML string, read as its text is;
+// want says what string it expects, for a value of another type.
+func textKey(key, want string, parse func(*Config, string) error) setting {
 	return setting{
 		key: key,
 		fromTOML: func(c *Config, v any) error {
 			s, ok := v.(string)
 			if !ok {
-				return typeError("a string", v)
+				return typeError(want, v)
 			}
-			return check(c, s)
+			return parse(c, s)
 		},
-		fromText: check,
+		fromText: parse,
 	}
 }
 

@@ -262,38 +262,29 @@ func (s Snapshot) WriteTo(w io.Writer) (int64, error) {
 	byKind("task_retry_attempts_total", "Retry attempts: issues given an auto-retry loop (kind=auto_retry), loops run again after a transient failure (kind=transient).", s.RetryAttempts)
 	byKind("task_retry_success_total", "Retries that worked: issues resolved after at least one auto-retry loop, loops that ended ok after transient retries.", s.RetrySuccess)
 	byKind("task_retry_failure_total", "Retries that did not work: issues escalated after retrying (retries exhausted or the same failure repeated), loops still failing after transient retries.", s.RetryFailure)
-	e.family("task_retry_immediate_failure_total", "counter", "Loops stopped by a permanent (non-retryable) error without any retry.")
-	e.sample("task_retry_immediate_failure_total", float64(s.ImmediateFailures))
+	e.single("task_retry_immediate_failure_total", "counter", "Loops stopped by a permanent (non-retryable) error without any retry.", float64(s.ImmediateFailures))
 	e.histogram("task_retry_delay_seconds", "Delay before each transient retry of a loop.", s.RetryDelay)
 	e.histogram("task_retry_duration_seconds", "Time from an issue's first auto-retry trigger to its resolution, skip or escalation.", s.RetryDuration)
 
-	e.family("runs_total", "counter", "Runs recorded in history.csv.")
-	e.sample("runs_total", float64(s.Runs))
-	e.family("loops_total", "counter", "Loops recorded in history.csv.")
-	e.sample("loops_total", float64(s.Loops))
-	e.family("auto_retry_loops_total", "counter", "Auto-retry loops recorded in history.csv.")
-	e.sample("auto_retry_loops_total", float64(s.AutoRetryLoops))
+	e.single("runs_total", "counter", "Runs recorded in history.csv.", float64(s.Runs))
+	e.single("loops_total", "counter", "Loops recorded in history.csv.", float64(s.Loops))
+	e.single("auto_retry_loops_total", "counter", "Auto-retry loops recorded in history.csv.", float64(s.AutoRetryLoops))
 	e.family("failed_loops_total", "counter", "Loops that did not end ok, by result.")
 	for _, r := range failedResults {
 		e.sample("failed_loops_total", float64(s.FailedLoops[r]), "result", r)
 	}
 	if s.Last {
-		e.family("last_loop_finished_timestamp_seconds", "gauge", "When the last recorded loop finished, in seconds since the Unix epoch.")
-		e.sample("last_loop_finished_timestamp_seconds", float64(s.LastLoopFinished.Unix()))
-		e.family("run_auto_retries", "gauge", "Auto-retry loops used by the latest run (total_auto_retries, compared with the global cap).")
-		e.sample("run_auto_retries", float64(s.RunAutoRetries))
+		e.single("last_loop_finished_timestamp_seconds", "gauge", "When the last recorded loop finished, in seconds since the Unix epoch.", float64(s.LastLoopFinished.Unix()))
+		e.single("run_auto_retries", "gauge", "Auto-retry loops used by the latest run (total_auto_retries, compared with the global cap).", float64(s.RunAutoRetries))
 	}
-	e.family("circuit_breaker_open", "gauge", "1 if the circuit breaker was open after the last loop, else 0.")
-	e.sample("circuit_breaker_open", b2f(s.BreakerOpen))
+	e.single("circuit_breaker_open", "gauge", "1 if the circuit breaker was open after the last loop, else 0.", b2f(s.BreakerOpen))
 	if s.IssuesByStatus != nil {
 		e.family("issues", "gauge", "Issues in issue_queue.md by status.")
 		for _, st := range issuequeue.Statuses {
 			e.sample("issues", float64(s.IssuesByStatus[st]), "status", st)
 		}
-		e.family("halted_issues", "gauge", "Issues in issue_queue.md halted after repeating the same failure.")
-		e.sample("halted_issues", float64(s.HaltedIssues))
-		e.family("quarantined_issues", "gauge", "Issues in issue_queue.md with errors of their own, left alone until a person fixes them.")
-		e.sample("quarantined_issues", float64(s.QuarantinedIssues))
+		e.single("halted_issues", "gauge", "Issues in issue_queue.md halted after repeating the same failure.", float64(s.HaltedIssues))
+		e.single("quarantined_issues", "gauge", "Issues in issue_queue.md with errors of their own, left alone until a person fixes them.", float64(s.QuarantinedIssues))
 	}
 	if s.Budgets != nil {
 		e.family("budget_used", "gauge", "What each daily budget has used in the last 24 hours (executions, loops, seconds or cost), by its [budget] key.")
@@ -341,6 +332,12 @@ func (e *expo) line(s string) {
 func (e *expo) family(name, typ, help string) {
 	e.line("# HELP " + Prefix + name + " " + escapeHelp(help))
 	e.line("# TYPE " + Prefix + name + " " + typ)
+}
+
+// single writes a family of one sample without labels.
+func (e *expo) single(name, typ, help string, v float64) {
+	e.family(name, typ, help)
+	e.sample(name, v)
 }
 
 // sample writes one sample; labels are name, value pairs.

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/internal/statefile"
-	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/orchestrator"
 )
 
@@ -43,7 +42,7 @@ func newTotals() *totals {
 // so that what was counted from events since pruned stays counted. Reading the same files, it
 // gives what Compute gives over ReadHistory and ReadEvents.
 func Update(dir string) (Snapshot, error) {
-	path := issuequeue.Paths{Dir: dir}.MetricsState()
+	path := orchestrator.PathsIn(dir).MetricsState()
 	t := loadTotals(path)
 	h, ok, _ := orchestrator.ReadHistoryAfter(dir, t.History, t.addLoop)
 	if !ok {

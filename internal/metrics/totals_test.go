@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/internal/metrics"
-	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/orchestrator"
 )
 
@@ -97,7 +96,7 @@ func TestUpdateEqualsWholeHistory(t *testing.T) {
 	want := whole(t, dir)
 	// Lost totals, and totals no program could have written, are counted
 	// again.
-	state := issuequeue.Paths{Dir: dir}.MetricsState()
+	state := orchestrator.PathsIn(dir).MetricsState()
 	for _, damage := range []func(){
 		func() { os.Remove(state) },
 		func() { os.WriteFile(state, []byte(`{"version":1,"counters":{}}`), 0o644) },
@@ -123,7 +122,7 @@ func TestUpdateTornLinesAndEdits(t *testing.T) {
 	if _, err := metrics.Update(dir); err != nil {
 		t.Fatal(err)
 	}
-	ledger := issuequeue.Paths{Dir: dir}.Ledger()
+	ledger := orchestrator.PathsIn(dir).Ledger()
 	line := `{"timestamp":"2026-11-02T01:00:00Z","event":"triggered","issue_id":"ISSUE-20261102-009","attempt":1}` + "\n"
 	appendTo := func(path, s string) {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)

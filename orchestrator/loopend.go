@@ -2,12 +2,14 @@ package orchestrator
 
 import (
 	"context"
-	"fmt"
 	"strconv"
 
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/templates"
 )
+
+// How the runner closes a loop: its history row and counter, and the
+// loops that end the run (aborted, or failed in a way retrying cannot fix).
 
 // recordLoop writes a loop's history row and the Run section's counter.
 func (r *Runner) recordLoop(rep *RunReport, lr LoopRecord) error {
@@ -41,8 +43,7 @@ func (r *Runner) abortLoop(rep *RunReport, lr LoopRecord) error {
 	if err := r.recordLoop(rep, lr); err != nil {
 		return err
 	}
-	return &StopError{Code: CodeAborted, Reason: fmt.Sprintf("aborted during loop %d; its issues are pending again", lr.Loop),
-		Hint: "run 'orchestrator run' again when ready"}
+	return stopAbortedDuring(lr.Loop)
 }
 
 // abortedAfter stops a run aborted between loops: issues the check had
@@ -51,8 +52,7 @@ func (r *Runner) abortedAfter(loop int) error {
 	if _, _, err := r.settle(context.Background()); err != nil {
 		return err
 	}
-	return &StopError{Code: CodeAborted, Reason: fmt.Sprintf("aborted after loop %d; no further loop starts", loop),
-		Hint: "run 'orchestrator run' again when ready"}
+	return stopAbortedAfter(loop)
 }
 
 // permanentStop handles a loop that failed with a permanent error: the run
@@ -93,6 +93,5 @@ func (r *Runner) permanentStop(rep *RunReport, lr LoopRecord, retried []string, 
 	if err := r.recordLoop(rep, lr); err != nil {
 		return err
 	}
-	return &StopError{Code: CodePermanentError, Reason: fmt.Sprintf("the loop failed with a permanent error (%s)", pattern),
-		Hint: "fix the cause (credentials, permissions, the command itself), then run again"}
+	return stopPermanent(pattern)
 }

@@ -1,0 +1,134 @@
+package orchestrator
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// The stops of a run, a check or a recorded failure, built from the facts
+// the runner and the commands report. Their codes, wording and hints are
+// written here and nowhere else, so that a run, a check and a command stop
+// for one cause with one message.
+
+// StopError ends a run or a check that a rule stopped. Code is its stable
+// reason code, Hint says what to do next. Wait marks a stop where nothing is
+// wrong (a rate-limit window, a pause): exit 0 for a run, not 3.
+type StopError struct {
+	Code   Code
+	Reason string
+	Hint   string
+	Wait   bool
+	Until  time.Time
+}
+
+func (e *StopError) Error() string { return "stopped (" + string(e.Code) + "): " + e.Reason }
+
+// NeedsPerson reports whether a stop, halt or escalation with reason code c
+// waits for a person's answer. A pause and a rate-limit window do not:
+// nothing is wrong, and they lift by themselves or by the person who chose
+// them; nor does an abort, which a person asked for. Every other code does.
+func NeedsPerson(c Code) bool {
+	switch c {
+	case "", CodePaused, CodeRateLimited, CodeAborted:
+		return false
+	}
+	return true
+}
+
+// StopFor turns a stopping verdict into the error that ends a run or a check.
+func StopFor(v *Verdict) *StopError {
+	return &StopError{Code: v.Rule, Reason: v.Reason, Hint: v.Hint, Wait: v.Wait, Until: v.Until}
+}
+
+// againHint is the hint of a run a person stopped.
+const againHint = "run 'orchestrator run' again when ready"
+
+// stopAbortedDuring stops a run aborted while a loop ran.
+func stopAbortedDuring(loop int) *StopError {
+	return &StopError{Code: CodeAborted, Reason: fmt.Sprintf("aborted during loop %d; its issues are pending again", loop), Hint: againHint}
+}
+
+// stopAbortedAfter stops a run aborted between loops.
+func stopAbortedAfter(loop int) *StopError {
+	return &StopError{Code: CodeAborted, Reason: fmt.Sprintf("aborted after loop %d; no further loop starts", loop), Hint: againHint}
+}
+
+// stopPermanent stops a run whose loop failed in a way retrying cannot fix;
+// pattern is what in its output said so.
+func stopPermanent(pattern string) *StopError {
+	return &StopError{Code: CodePermanentError, Reason: fmt.Sprintf("the loop failed with a permanent error (%s)", pattern),
+		Hint: "fix the cause (credentials, permissions, the command itself), then run again"}
+}
+
+// stopSentinel stops a run when no_auto_retry (at path) appears while it
+// runs.
+func stopSentinel(path string) *StopError {
+	return &StopError{Code: CodeSentinel, Reason: "the sentinel file no_auto_retry exists: no further loop starts",
+		Hint: "remove " + path + " to let auto-retry run again"}
+}
+
+// stopRateLimited stops a run whose loop hit a rate limit that resets at
+// until, later than [backoff] max_wait; pattern is what in its output said
+// so.
+func stopRateLimited(until, now time.Time, pattern string) *StopError {
+	until = until.UTC().Truncate(time.Second)
+	return &StopError{Code: CodeRateLimited, Wait: true, Until: until,
+		Reason: "rate-limited until " + clock(until, now) + " (the loop hit a rate limit: " + pattern + ")",
+		Hint:   "runs before then exit 0 without running the agent; nothing to do"}
+}
+
+// stopBreakerOpened stops a run whose failed loop opened the circuit
+// breaker until until: failed loops in a row, or the failed trial loop of a
+// half-open breaker.
+func stopBreakerOpened(failed int, halfOpen bool, until, now time.Time, loopLogs, invocation string) *StopError {
+	why := fmt.Sprintf("%d failed loops in a row", failed)
+	if halfOpen {
+		why = "the half-open trial loop failed"
+	}
+	return &StopError{Code: CodeBreakerOpen, Until: until,
+		Reason: fmt.Sprintf("circuit breaker opened: %s; no run starts until %s", why, clock(until, now)),
+		Hint:   "look at the loop's output in " + loopLogs + "; to retry sooner, fix the cause and run '" + invocation + " breaker reset'",
+	}
+}
+
+// stopGuard stops a run whose loop changed protected state; what names
+// each change.
+func stopGuard(loop int, what []string) *StopError {
+	return &StopError{Code: CodeGuard,
+		Reason: fmt.Sprintf("loop %d changed what the limits depend on, other than through orchestrator commands: %s", loop, strings.Join(what, "; ")),
+		Hint:   "a person changes these between runs, or with orchestrator's own commands (retry, skip, fix, resume, breaker reset); see the README's loop guard section"}
+}
+
+// stopGaveUp ends a run with nothing left to retry that halted or
+// escalated the issues gaveUp; code is the first one's reason code.
+func stopGaveUp(code Code, gaveUp []string) *StopError {
+	if code == "" {
+		code = CodeMaxRetries
+	}
+	return &StopError{Code: code, Reason: fmt.Sprintf("nothing left to retry, but a person is needed for %s (halted or out of retries)", strings.Join(gaveUp, ", ")),
+		Hint: "answer with 'orchestrator retry ID', 'orchestrator fix ID \"…\"' or 'orchestrator skip ID'"}
+}
+
+// stopLoopFailed ends a run whose last loop's command failed (how says in
+// what way), so that an agent that crashes every time does not look fine to
+// cron.
+func stopLoopFailed(loop int, how, loopLogs string, threshold int) *StopError {
+	return &StopError{Code: CodeLoopFailed, Reason: fmt.Sprintf("the loop command failed in loop %d (%s)", loop, how),
+		Hint: "look at its output in " + loopLogs + "; " + strconv.Itoa(threshold) + " failed loops in a row open the circuit breaker"}
+}
+
+// StopHalted is the stop of a recorded failure that halted issue id: code
+// says which rule halted it, repeats how often the failure came in a row.
+func StopHalted(id string, code Code, repeats int) *StopError {
+	why := fmt.Sprintf("the same failure %d times in a row", repeats)
+	switch code {
+	case CodeRepeatedAcross:
+		why = "the same failure as under other issues"
+	case CodeOscillation:
+		why = "its last 4 attempts alternate between two failures"
+	}
+	return &StopError{Code: code, Reason: fmt.Sprintf("%s halted: %s", id, why),
+		Hint: "a person is needed: 'orchestrator fix " + id + " \"…\"', 'orchestrator retry " + id + "' or 'orchestrator skip " + id + "'"}
+}
