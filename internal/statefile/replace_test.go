@@ -190,13 +190,13 @@ func TestRefusesLinkedFiles(t *testing.T) {
 			if err := os.Symlink("real.md", path); err != nil {
 				t.Fatal(err)
 			}
-		}, "issue_queue.md is a symbolic link: rename would replace the link, not its target; replace it with a regular file"},
+		}, "issue_queue.md is a symbolic link: the tool does not write through links; remove the link, or point the tool at the real file"},
 		{"hardlink", func(t *testing.T, dir, path string) {
 			writeFile(t, filepath.Join(dir, "real.md"), orig)
 			if err := os.Link(filepath.Join(dir, "real.md"), path); err != nil {
 				t.Fatal(err)
 			}
-		}, "issue_queue.md has 2 hard links: rename would leave the other names with the old content; replace it with a copy of its own"},
+		}, "issue_queue.md has more than one hard link: the tool does not write a file that has other names; replace it with a copy of its own"},
 		{"directory", func(t *testing.T, dir, path string) {
 			if err := os.Mkdir(path, 0o755); err != nil {
 				t.Fatal(err)

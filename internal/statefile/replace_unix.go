@@ -317,40 +317,24 @@ func openSafe(path string) (*os.File, os.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := safe(path, fi); err != nil {
+	if err := checkFile(path, fi); err != nil {
 		return nil, nil, err
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, syscall.ELOOP) {
-		return nil, nil, &UnsafeFileError{Path: path, Reason: symlinkReason}
+		return nil, nil, &UnsafeFileError{Path: path, Reason: reasonSymlink}
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	if fi, err = f.Stat(); err == nil {
-		err = safe(path, fi)
+		err = checkFile(path, fi)
 	}
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
 	return f, fi, nil
-}
-
-const symlinkReason = "is a symbolic link: rename would replace the link, not its target; replace it with a regular file"
-
-func safe(path string, fi os.FileInfo) error {
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return &UnsafeFileError{Path: path, Reason: symlinkReason}
-	case !fi.Mode().IsRegular():
-		return &UnsafeFileError{Path: path, Reason: "is not a regular file"}
-	}
-	if n := hardLinks(fi); n > 1 {
-		return &UnsafeFileError{Path: path, Reason: fmt.Sprintf(
-			"has %d hard links: rename would leave the other names with the old content; replace it with a copy of its own", n)}
-	}
-	return nil
 }
 
 // compareFile reports whether the file at path holds exactly base, and if

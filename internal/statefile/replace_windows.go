@@ -37,13 +37,7 @@ func safeWindows(path string) error {
 	if err != nil {
 		return err
 	}
-	switch {
-	case fi.Mode()&os.ModeSymlink != 0:
-		return &UnsafeFileError{Path: path, Reason: "is a symbolic link: replacing it would break the link; point the tool at the real file"}
-	case !fi.Mode().IsRegular():
-		return &UnsafeFileError{Path: path, Reason: "is not a regular file"}
-	}
-	return nil
+	return checkFile(path, fi)
 }
 
 // WriteNew creates path with data; it fails if path exists.
