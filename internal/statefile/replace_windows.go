@@ -17,8 +17,6 @@ import (
 // implementation closes, stays open here; symbolic links are refused, hard
 // links cannot be told apart and are not.
 
-var timeNow = time.Now
-
 // ReadFile returns the content of the state file at path, refusing
 // symbolic links and non-regular files with an *UnsafeFileError.
 func ReadFile(path string) ([]byte, error) {
@@ -119,7 +117,7 @@ func Cleanup(dir string) error {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && timeNow().Sub(fi.ModTime()) > staleAge {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleAge {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}
