@@ -48,26 +48,8 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		close(exited)
 	}()
 
-	var res Result
+	res := waitExit(ctx, s.Timeout, exited)
 	var errs []error
-	var timeout <-chan time.Time
-	if s.Timeout > 0 {
-		t := time.NewTimer(s.Timeout)
-		defer t.Stop()
-		timeout = t.C
-	}
-	select {
-	case <-exited:
-	case <-timeout:
-		res.TimedOut = true
-	case <-ctx.Done():
-		res.Canceled = true
-	}
-	select {
-	case <-exited:
-		res.TimedOut, res.Canceled = false, false
-	default:
-	}
 	// What is left of the group gets SIGTERM (and SIGCONT, so that stopped
 	// processes act on it), then SIGKILL after the grace period.
 	if groupAlive(pgid) {

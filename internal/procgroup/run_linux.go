@@ -64,27 +64,8 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	g := newGroup(cmd.Process.Pid, func(markers []string) bool {
 		return slices.Contains(markers, token)
 	})
-	var res Result
+	res := waitExit(ctx, s.Timeout, exited)
 	var errs []error
-	var timeout <-chan time.Time
-	if s.Timeout > 0 {
-		t := time.NewTimer(s.Timeout)
-		defer t.Stop()
-		timeout = t.C
-	}
-	select {
-	case <-exited:
-	case <-timeout:
-		res.TimedOut = true
-	case <-ctx.Done():
-		res.Canceled = true
-	}
-	select {
-	case <-exited:
-		// It ended on its own at the same moment.
-		res.TimedOut, res.Canceled = false, false
-	default:
-	}
 	var deadline time.Time
 	if res.TimedOut || res.Canceled {
 		deadline = time.Now().Add(grace)
