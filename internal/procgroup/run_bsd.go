@@ -24,14 +24,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{ExitCode: -1}, err
 	}
-	grace := s.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
-	drain := s.Drain
-	if drain <= 0 {
-		drain = DefaultDrain
-	}
+	grace, drain := s.periods()
 	token := newToken()
 	defer releaseToken(token)
 	st, err := startCommand(s, token)

@@ -35,14 +35,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err := enableSubreaper(); err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("becoming a child subreaper: %w", err)
 	}
-	grace := s.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
-	drain := s.Drain
-	if drain <= 0 {
-		drain = DefaultDrain
-	}
+	grace, drain := s.periods()
 	token := newToken()
 	defer releaseToken(token)
 	st, err := startCommand(s, token)

@@ -204,6 +204,18 @@ func startCommand(s Spec, token string) (*started, error) {
 	return &started{cmd: cmd, pr: pr, c: c, log: log, readDone: readDone, start: start}, nil
 }
 
+// periods returns s's grace and drain periods, the defaults where unset.
+func (s Spec) periods() (grace, drain time.Duration) {
+	grace, drain = s.Grace, s.Drain
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	if drain <= 0 {
+		drain = DefaultDrain
+	}
+	return grace, drain
+}
+
 // waitExit waits until exited is closed, the timeout (if not zero) passes
 // or ctx is done, and reports in the result which came first. A command
 // that exits at the same moment counts as having exited on its own.
