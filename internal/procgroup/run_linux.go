@@ -345,3 +345,10 @@ func waitAnyExit(procs []proc, deadline time.Time) bool {
 		return err == nil && n > 0
 	}
 }
+
+// tokenActive reports whether t marks the processes of a Run still going.
+func tokenActive(t string) bool {
+	tokens.mu.Lock()
+	defer tokens.mu.Unlock()
+	return tokens.active[t]
+}

@@ -71,12 +71,6 @@ func releaseToken(t string) {
 	delete(tokens.active, t)
 }
 
-func tokenActive(t string) bool {
-	tokens.mu.Lock()
-	defer tokens.mu.Unlock()
-	return tokens.active[t]
-}
-
 // withMarker returns env with MarkerEnv set to the inherited value, if any,
 // followed by token.
 func withMarker(env []string, token string) []string {

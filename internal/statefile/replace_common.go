@@ -53,16 +53,11 @@ func checkFile(path string, fi os.FileInfo) error {
 }
 
 // Replace gives the files it puts in place a modification time whose
-// nanoseconds within the microsecond are the file's size modulo 1000, so
-// that a reader can tell a file put in place whole from one that someone
-// may still be writing in place: a write in place changes the time or the
-// size, and the file no longer matches.
-
-// markWhole returns the modification time of a file of size bytes put in
-// place at t.
-func markWhole(t time.Time, size int) time.Time {
-	return t.Truncate(time.Microsecond).Add(time.Duration(size % 1000))
-}
+// nanoseconds within the microsecond are the file's size modulo 1000 (see
+// markWhole), so that a reader can tell a file put in place whole from one
+// that someone may still be writing in place: a write in place changes the
+// time or the size, and the file no longer matches. Windows keeps times to
+// 100 nanoseconds, so there the mark is not written.
 
 // WrittenWhole reports whether the file fi describes was last written by
 // Replace, which puts whole files in place, rather than in place by

@@ -481,3 +481,9 @@ func linkNoReplace(dirfd int, from, to string) error {
 	}
 	return unix.Unlinkat(dirfd, from, 0)
 }
+
+// markWhole returns the modification time of a file of size bytes put in
+// place at t: the mark WrittenWhole looks for.
+func markWhole(t time.Time, size int) time.Time {
+	return t.Truncate(time.Microsecond).Add(time.Duration(size % 1000))
+}
