@@ -1,6 +1,7 @@
 package issuequeue
 
 import (
+	"bytes"
 	"fmt"
 	"strconv"
 	"strings"
@@ -94,30 +95,42 @@ func (is *Issue) load() {
 		r.findings = append(r.findings, d.finding(r.h.line, 1, true,
 			"%s has no field table, so every field has its default; start it with | Field | Value | right under the heading", is.ID))
 	}
+	// One pass over the rows finds the known fields (a lookup per field
+	// would scan the rows again for each); values are read as trimmed
+	// bytes and made strings only where the Issue keeps them.
+	var vals [len(knownFields)][]byte
+	var found [len(knownFields)]bool
 	known := 0 // rows of known fields: when all are, no name needs checking
-	get := func(f string) string {
-		v, ok := d.field(r, f)
-		if ok {
-			known++
+	for i := range r.fields {
+		f := &r.fields[i]
+		k := knownFieldIndex(d.src[f.name.start:f.name.end], f.plain)
+		if k < 0 || found[k] {
+			continue
 		}
-		return strings.TrimSpace(v)
+		known++
+		found[k] = true
+		if f.hasValue {
+			vals[k] = bytes.TrimSpace(d.src[f.value.start:f.value.end])
+		}
 	}
+	get := func(field int) []byte { return vals[field] }
+	str := func(field int) string { return unescapeCell(string(vals[field])) }
 
-	is.Type = strings.ToLower(get(FieldType))
+	is.Type = strings.ToLower(str(kType))
 	if is.Type == "" {
 		is.Type = "bug"
 	}
-	is.Priority = enumField(get(FieldPriority), "medium", Priorities, func(v, hint string) {
+	is.Priority = enumWord(get(kPriority), "medium", Priorities, func(v, hint string) {
 		bad(FieldPriority, "%q is not a priority (critical, high, medium, low)%s", v, hint)
 	})
-	is.Status = enumField(get(FieldStatus), StatusPending, statusWords, func(v, hint string) {
+	is.Status = enumWord(get(kStatus), StatusPending, statusWords, func(v, hint string) {
 		bad(FieldStatus, "%q is not a status (pending, in_progress, resolved, escalated, skipped, or a synonym such as completed or wont_fix)%s", v, hint)
 	})
 	if s, ok := StatusSynonyms[is.Status]; ok {
 		is.Status = s
 	}
-	is.Source, is.Category, is.Verify = get(FieldSource), get(FieldCategory), get(FieldVerify)
-	if v := get(FieldCreated); v != "" {
+	is.Source, is.Category, is.Verify = str(kSource), str(kCategory), str(kVerify)
+	if v := str(kCreated); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
 			bad(FieldCreated, "%q is not an RFC 3339 time such as 2026-11-22T10:00:00Z", v)
@@ -125,42 +138,52 @@ func (is *Issue) load() {
 		is.Created = t
 	}
 	for _, b := range []struct {
-		f string
+		k int
 		p *bool
-	}{{FieldAutoRetry, &is.AutoRetry}, {FieldHalted, &is.Halted}, {FieldBlocking, &is.Blocking}} {
-		v, err := ParseBool(get(b.f))
-		if err != nil {
-			bad(b.f, "%v", err)
+	}{{kAutoRetry, &is.AutoRetry}, {kHalted, &is.Halted}, {kBlocking, &is.Blocking}} {
+		v, ok := boolWord(get(b.k))
+		if !ok {
+			var err error
+			if v, err = ParseBool(str(b.k)); err != nil {
+				bad(knownFields[b.k], "%v", err)
+			}
 		}
 		*b.p = v
 	}
 	for _, n := range []struct {
-		f string
+		k int
 		p *int
-	}{{FieldRetryCount, &is.RetryCount}, {FieldSignatureRepeatCount, &is.SignatureRepeatCount}, {FieldMaxRetries, &is.MaxRetries}} {
-		v := get(n.f)
-		if v == "" {
+	}{{kRetryCount, &is.RetryCount}, {kSignatureRepeatCount, &is.SignatureRepeatCount}, {kMaxRetries, &is.MaxRetries}} {
+		if len(get(n.k)) == 0 {
 			continue
 		}
-		k, err := strconv.Atoi(v)
-		if err != nil || k < 0 {
-			bad(n.f, "%q is not a whole number", v)
-			continue
+		k, ok := smallNumber(get(n.k))
+		if !ok {
+			v := str(n.k)
+			var err error
+			if k, err = strconv.Atoi(v); err != nil || k < 0 {
+				bad(knownFields[n.k], "%q is not a whole number", v)
+				continue
+			}
 		}
 		*n.p = k
-		if n.f == FieldMaxRetries {
+		if n.k == kMaxRetries {
 			is.HasMaxRetries = true
 		}
 	}
-	if v := get(FieldFailureSignature); v != "" {
+	if v := str(kFailureSignature); v != "" {
 		if !validSignature(v) {
 			bad(FieldFailureSignature, "%q is not a signature (64 lowercase hex digits, or their first 16, or empty)", v)
 		} else {
 			is.FailureSignature = v
 		}
 	}
-	if v := get(FieldPreviousSignatures); v != "" {
-		sigs, err := ParseSignatureList(v)
+	if v := get(kPreviousSignatures); len(v) > 0 {
+		var sigs []string
+		var err error
+		if !emptyList(v) {
+			sigs, err = ParseSignatureList(str(kPreviousSignatures))
+		}
 		if err != nil {
 			bad(FieldPreviousSignatures, "%v", err)
 		}
@@ -179,10 +202,93 @@ func (is *Issue) load() {
 	}
 }
 
-// knownFields are the fields the tool reads.
-var knownFields = []string{FieldType, FieldPriority, FieldStatus, FieldSource, FieldCategory, FieldCreated,
+// knownFields are the fields the tool reads, indexed by the k constants.
+var knownFields = [...]string{FieldType, FieldPriority, FieldStatus, FieldSource, FieldCategory, FieldCreated,
 	FieldAutoRetry, FieldRetryCount, FieldMaxRetries, FieldFailureSignature, FieldPreviousSignatures,
 	FieldSignatureRepeatCount, FieldHalted, FieldBlocking, FieldVerify}
+
+const (
+	kType = iota
+	kPriority
+	kStatus
+	kSource
+	kCategory
+	kCreated
+	kAutoRetry
+	kRetryCount
+	kMaxRetries
+	kFailureSignature
+	kPreviousSignatures
+	kSignatureRepeatCount
+	kHalted
+	kBlocking
+	kVerify
+)
+
+// knownFieldIndex returns the index in knownFields of the field a row's
+// name cell (raw bytes) names, case ignored as findField ignores it, or -1.
+// plain is the row's fieldRef.plain.
+func knownFieldIndex(raw []byte, plain bool) int {
+	for k, name := range knownFields {
+		if plain {
+			if len(raw) == len(name) && equalFoldASCII(raw, name) {
+				return k
+			}
+		} else if strings.EqualFold(unescapeCell(string(raw)), name) {
+			return k
+		}
+	}
+	return -1
+}
+
+// enumWord is enumField for a value read as bytes: a value that is one of
+// the allowed words, as it nearly always is, needs no string of its own.
+func enumWord(v []byte, def string, allowed []string, report func(v, hint string)) string {
+	if !hasNonASCII(v) && !bytes.Contains(v, []byte(`\|`)) {
+		for _, a := range allowed {
+			if len(a) == len(v) && equalFoldASCII(v, a) {
+				return a
+			}
+		}
+	}
+	return enumField(unescapeCell(string(v)), def, allowed, report)
+}
+
+// boolWord reads the words ParseBool reads, as bytes; ok is false for any
+// other value, which ParseBool then reports.
+func boolWord(v []byte) (value, ok bool) {
+	switch {
+	case len(v) == 0:
+		return false, true
+	case len(v) == 4 && equalFoldASCII(v, "true"), len(v) == 3 && equalFoldASCII(v, "yes"):
+		return true, true
+	case len(v) == 5 && equalFoldASCII(v, "false"), len(v) == 2 && equalFoldASCII(v, "no"):
+		return false, true
+	}
+	return false, false
+}
+
+// smallNumber reads a whole number of at most nine ASCII digits; ok is
+// false for anything else, which strconv.Atoi then reads or refuses.
+func smallNumber(v []byte) (int, bool) {
+	if len(v) == 0 || len(v) > 9 {
+		return 0, false
+	}
+	n := 0
+	for _, c := range v {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int(c-'0')
+	}
+	return n, true
+}
+
+// emptyList reports whether v is "[]" with only spaces inside, which
+// ParseSignatureList reads as no signatures.
+func emptyList(v []byte) bool {
+	return len(v) >= 2 && v[0] == '[' && v[len(v)-1] == ']' && len(bytes.TrimSpace(v[1:len(v)-1])) == 0
+}
 
 // nearField returns the known field that name, which is not one, was
 // meant to be: the same words spelt another way ("AutoRetry", "Retry
