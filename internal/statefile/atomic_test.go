@@ -108,6 +108,7 @@ func TestWriteAtomicRefusesLinks(t *testing.T) {
 func TestRefusalsWordedAlike(t *testing.T) {
 	ways := map[string]func(path string) error{
 		"ReadFile": func(path string) error { _, err := ReadFile(path); return err },
+		"Check":    Check,
 		"WriteAtomic": func(path string) error {
 			return WriteAtomic(path, func(w io.Writer) error { return nil })
 		},

@@ -72,6 +72,18 @@ func ReadFile(path string) ([]byte, error) {
 	return data, nil
 }
 
+// Check refuses the file at path as ReadFile and Replace refuse it (a
+// symbolic link, a hard-linked or a non-regular file: an *UnsafeFileError)
+// without reading it. A missing file yields an error satisfying
+// errors.Is(err, fs.ErrNotExist).
+func Check(path string) error {
+	f, _, err := openSafe(path)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
 // WriteNew creates the file at path with data, durably, and fails with an
 // error satisfying errors.Is(err, fs.ErrExist) if it exists, even if it
 // appears while data is being written.

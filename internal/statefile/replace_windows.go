@@ -30,6 +30,10 @@ func ReadFile(path string) ([]byte, error) {
 	return b, err
 }
 
+// Check refuses the file at path as ReadFile and Replace refuse it,
+// without reading it.
+func Check(path string) error { return safeWindows(path) }
+
 func safeWindows(path string) error {
 	fi, err := os.Lstat(path)
 	if err != nil {
