@@ -103,7 +103,7 @@ func (is *Issue) load() {
 	known := 0 // rows of known fields: when all are, no name needs checking
 	for i := range r.fields {
 		f := &r.fields[i]
-		k := knownFieldIndex(d.src[f.name.start:f.name.end], f.plain)
+		k := int(f.known)
 		if k < 0 || found[k] {
 			continue
 		}

@@ -268,6 +268,7 @@ func (d *doc) indexFields(r *record, t *table) {
 	// A table's rows can each be a problem (a field written a hundred
 	// thousand times): the first maxRowFindings are reported, then how
 	// many more, so that what a file costs to lint stays small.
+	var knownRow [len(knownFields)]int32 // 1 + the row of each known field met
 	rowFindings, more, moreLine := 0, 0, 0
 	report := func(line, col int, format string, args ...any) {
 		if rowFindings == maxRowFindings {
@@ -298,6 +299,8 @@ func (d *doc) indexFields(r *record, t *table) {
 			continue
 		}
 		raw := d.src[name.start:name.end]
+		plain := !hasNonASCII(raw) && bytes.IndexByte(raw, '\\') < 0
+		k := knownFieldIndex(raw, plain)
 		prev := -1
 		switch {
 		case seen != nil:
@@ -306,6 +309,14 @@ func (d *doc) indexFields(r *record, t *table) {
 				prev = p
 			} else {
 				seen[key] = i
+			}
+		case k >= 0:
+			// Two rows naming the same known field are the same name;
+			// a known and an unknown one never are.
+			if knownRow[k] > 0 {
+				prev = int(knownRow[k]) - 1
+			} else {
+				knownRow[k] = int32(i) + 1
 			}
 		case bytes.IndexByte(raw, '\\') >= 0:
 			prev = fieldIndex(d, r, d.s.cellText(name))
@@ -318,7 +329,7 @@ func (d *doc) indexFields(r *record, t *table) {
 			continue
 		}
 		f := fieldRef{row: int32(i), line: int32(rw.line), name: span32{int32(name.start), int32(name.end)},
-			plain: !hasNonASCII(raw) && bytes.IndexByte(raw, '\\') < 0}
+			plain: plain, known: int8(k)}
 		if len(rw.cells) >= 2 && !rw.cells[1].missing {
 			f.value, f.hasValue = span32{int32(rw.cells[1].start), int32(rw.cells[1].end)}, true
 		}
@@ -334,11 +345,13 @@ func (d *doc) indexFields(r *record, t *table) {
 // queue has tens of thousands): the row's index in the table (for edits,
 // which parse the table again, see doc.table), its line, the spans of its
 // name and value cells. plain says the name is ASCII with no escapes, so
-// that comparing it needs no unescaping nor Unicode.
+// that comparing it needs no unescaping nor Unicode; known which of the
+// fields the tool reads it names.
 type fieldRef struct {
 	row, line       int32
 	name, value     span32
 	hasValue, plain bool
+	known           int8 // index in knownFields, or -1
 }
 
 // span32 is a byte span of a state file, which is smaller than 2 GiB.
