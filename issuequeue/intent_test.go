@@ -52,8 +52,8 @@ var errKilled = errors.New("killed")
 // would.
 func interrupted(t *testing.T, s *Store, fn func(q *Queue, st *State) (Change, error)) {
 	t.Helper()
-	hookBetweenWrites = func() error { return errKilled }
-	defer func() { hookBetweenWrites = nil }()
+	s.betweenWrites = func() error { return errKilled }
+	defer func() { s.betweenWrites = nil }()
 	if err := s.Update(context.Background(), fn); !errors.Is(err, errKilled) {
 		t.Fatalf("Update: %v, want it stopped between its writes", err)
 	}

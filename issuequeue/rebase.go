@@ -33,33 +33,27 @@ func rebaseCheck(old, cur *doc, edits []Edit) error {
 			if curOK && oldOK && string(old.src[or.start:or.end]) != string(cur.src[cr.start:cr.end]) {
 				return &ConflictError{File: cur.name, Key: e.key}
 			}
-		case editField:
+		case editField, editSection, editRow:
 			if oldOK && !curOK {
 				return &ConflictError{File: cur.name, Key: e.key, Theirs: "removed"}
 			}
-			if !oldOK || !curOK {
+			if !oldOK || !curOK || e.kind == editRow {
 				continue
 			}
-			ov, ook := old.field(or, e.name)
-			cv, cok := cur.field(cr, e.name)
-			if (ov != cv || ook != cok) && cv != e.value {
-				return &ConflictError{File: cur.name, Key: e.key, Name: e.name, Theirs: cv}
+			// A field or section they changed conflicts unless they
+			// changed it to what the edit writes.
+			read, want := (*doc).field, e.value
+			if e.kind == editSection {
+				read, want = (*doc).sectionText, sectionTextOf(e)
 			}
-		case editSection:
-			if oldOK && !curOK {
-				return &ConflictError{File: cur.name, Key: e.key, Theirs: "removed"}
-			}
-			if !oldOK || !curOK {
-				continue
-			}
-			ov, ook := old.sectionText(or, e.name)
-			cv, cok := cur.sectionText(cr, e.name)
-			if (ov != cv || ook != cok) && cv != sectionTextOf(e) {
-				return &ConflictError{File: cur.name, Key: e.key, Name: e.name}
-			}
-		case editRow:
-			if oldOK && !curOK {
-				return &ConflictError{File: cur.name, Key: e.key, Theirs: "removed"}
+			ov, ook := read(old, or, e.name)
+			cv, cok := read(cur, cr, e.name)
+			if (ov != cv || ook != cok) && cv != want {
+				c := &ConflictError{File: cur.name, Key: e.key, Name: e.name}
+				if e.kind == editField {
+					c.Theirs = cv
+				}
+				return c
 			}
 		}
 	}

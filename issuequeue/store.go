@@ -134,11 +134,6 @@ const QueueTemplate = "# Issue Queue\n"
 // DefaultLockWait is how long a command waits for the write lock.
 const DefaultLockWait = 10 * time.Second
 
-// hookBetweenWrites, in tests, is called between the first and the second
-// write of a change of two files; an error stops the change there, as a
-// kill would.
-var hookBetweenWrites func() error
-
 // Store changes the state files of a directory safely: under the write
 // lock, after validating them, with each file replaced atomically and a
 // concurrent hand edit re-applied rather than lost.
@@ -149,6 +144,11 @@ type Store struct {
 	// Warn, if not nil, is called with the errors of each quarantined
 	// issue of the queue an update reads: the issues it leaves alone.
 	Warn func([]Finding)
+
+	// betweenWrites, if not nil, is called between the first and the
+	// second write of a change of two files; an error stops the change
+	// there, as a kill would. Tests set it.
+	betweenWrites func() error
 }
 
 // LogLine is a line to append to an event log.
@@ -310,8 +310,8 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 			}
 			// The archive holds the issues now: from here on a failed
 			// write is completed by the next command.
-			if hookBetweenWrites != nil {
-				if err := hookBetweenWrites(); err != nil {
+			if s.betweenWrites != nil {
+				if err := s.betweenWrites(); err != nil {
 					return err
 				}
 			}
@@ -346,8 +346,8 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 		}
 		break
 	}
-	if intended && hookBetweenWrites != nil {
-		if err := hookBetweenWrites(); err != nil {
+	if intended && s.betweenWrites != nil {
+		if err := s.betweenWrites(); err != nil {
 			return err
 		}
 	}

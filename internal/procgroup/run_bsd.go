@@ -24,14 +24,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{ExitCode: -1}, err
 	}
-	grace := s.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
-	drain := s.Drain
-	if drain <= 0 {
-		drain = DefaultDrain
-	}
+	grace, drain := s.periods()
 	token := newToken()
 	defer releaseToken(token)
 	st, err := startCommand(s, token)
@@ -48,26 +41,8 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		close(exited)
 	}()
 
-	var res Result
+	res := waitExit(ctx, s.Timeout, exited)
 	var errs []error
-	var timeout <-chan time.Time
-	if s.Timeout > 0 {
-		t := time.NewTimer(s.Timeout)
-		defer t.Stop()
-		timeout = t.C
-	}
-	select {
-	case <-exited:
-	case <-timeout:
-		res.TimedOut = true
-	case <-ctx.Done():
-		res.Canceled = true
-	}
-	select {
-	case <-exited:
-		res.TimedOut, res.Canceled = false, false
-	default:
-	}
 	// What is left of the group gets SIGTERM (and SIGCONT, so that stopped
 	// processes act on it), then SIGKILL after the grace period.
 	if groupAlive(pgid) {

@@ -35,14 +35,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err := enableSubreaper(); err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("becoming a child subreaper: %w", err)
 	}
-	grace := s.Grace
-	if grace <= 0 {
-		grace = DefaultGrace
-	}
-	drain := s.Drain
-	if drain <= 0 {
-		drain = DefaultDrain
-	}
+	grace, drain := s.periods()
 	token := newToken()
 	defer releaseToken(token)
 	st, err := startCommand(s, token)
@@ -64,27 +57,8 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	g := newGroup(cmd.Process.Pid, func(markers []string) bool {
 		return slices.Contains(markers, token)
 	})
-	var res Result
+	res := waitExit(ctx, s.Timeout, exited)
 	var errs []error
-	var timeout <-chan time.Time
-	if s.Timeout > 0 {
-		t := time.NewTimer(s.Timeout)
-		defer t.Stop()
-		timeout = t.C
-	}
-	select {
-	case <-exited:
-	case <-timeout:
-		res.TimedOut = true
-	case <-ctx.Done():
-		res.Canceled = true
-	}
-	select {
-	case <-exited:
-		// It ended on its own at the same moment.
-		res.TimedOut, res.Canceled = false, false
-	default:
-	}
 	var deadline time.Time
 	if res.TimedOut || res.Canceled {
 		deadline = time.Now().Add(grace)
@@ -370,4 +344,11 @@ func waitAnyExit(procs []proc, deadline time.Time) bool {
 		}
 		return err == nil && n > 0
 	}
+}
+
+// tokenActive reports whether t marks the processes of a Run still going.
+func tokenActive(t string) bool {
+	tokens.mu.Lock()
+	defer tokens.mu.Unlock()
+	return tokens.active[t]
 }

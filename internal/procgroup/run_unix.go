@@ -3,6 +3,7 @@
 package procgroup
 
 import (
+	"context"
 	"crypto/rand"
 	"errors"
 	"fmt"
@@ -68,12 +69,6 @@ func releaseToken(t string) {
 	tokens.mu.Lock()
 	defer tokens.mu.Unlock()
 	delete(tokens.active, t)
-}
-
-func tokenActive(t string) bool {
-	tokens.mu.Lock()
-	defer tokens.mu.Unlock()
-	return tokens.active[t]
 }
 
 // withMarker returns env with MarkerEnv set to the inherited value, if any,
@@ -201,6 +196,44 @@ func startCommand(s Spec, token string) (*started, error) {
 		close(readDone)
 	}()
 	return &started{cmd: cmd, pr: pr, c: c, log: log, readDone: readDone, start: start}, nil
+}
+
+// periods returns s's grace and drain periods, the defaults where unset.
+func (s Spec) periods() (grace, drain time.Duration) {
+	grace, drain = s.Grace, s.Drain
+	if grace <= 0 {
+		grace = DefaultGrace
+	}
+	if drain <= 0 {
+		drain = DefaultDrain
+	}
+	return grace, drain
+}
+
+// waitExit waits until exited is closed, the timeout (if not zero) passes
+// or ctx is done, and reports in the result which came first. A command
+// that exits at the same moment counts as having exited on its own.
+func waitExit(ctx context.Context, timeout time.Duration, exited <-chan struct{}) Result {
+	var res Result
+	var expired <-chan time.Time
+	if timeout > 0 {
+		t := time.NewTimer(timeout)
+		defer t.Stop()
+		expired = t.C
+	}
+	select {
+	case <-exited:
+	case <-expired:
+		res.TimedOut = true
+	case <-ctx.Done():
+		res.Canceled = true
+	}
+	select {
+	case <-exited:
+		res.TimedOut, res.Canceled = false, false
+	default:
+	}
+	return res
 }
 
 // finish reads the rest of the output (for at most drain once the

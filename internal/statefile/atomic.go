@@ -56,15 +56,8 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 // one link.
 func generatedFileSafe(path string) error {
 	fi, err := os.Lstat(path)
-	switch {
-	case err != nil:
+	if err != nil {
 		return nil // missing, or the write reports the problem
-	case fi.Mode()&os.ModeSymlink != 0:
-		return &UnsafeFileError{Path: path, Reason: "is a symbolic link: the tool does not write through links; remove the link, or point the tool at the real file"}
-	case !fi.Mode().IsRegular():
-		return &UnsafeFileError{Path: path, Reason: "is not a regular file"}
-	case hardLinks(fi) > 1:
-		return &UnsafeFileError{Path: path, Reason: "has more than one hard link: replacing it would leave the other names with the old content; replace it with a copy of its own"}
 	}
-	return nil
+	return checkFile(path, fi)
 }

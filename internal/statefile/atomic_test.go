@@ -101,3 +101,64 @@ func TestWriteAtomicRefusesLinks(t *testing.T) {
 		})
 	}
 }
+
+// Every way a file is read or written refuses a symbolic link, a hard-linked
+// file and a directory with the same words, so that a person meets one
+// message for one problem whichever command found it.
+func TestRefusalsWordedAlike(t *testing.T) {
+	ways := map[string]func(path string) error{
+		"ReadFile": func(path string) error { _, err := ReadFile(path); return err },
+		"Check":    Check,
+		"WriteAtomic": func(path string) error {
+			return WriteAtomic(path, func(w io.Writer) error { return nil })
+		},
+		"OpenNoLink": func(path string) error {
+			f, err := OpenNoLink(path, os.O_RDONLY, 0)
+			if err == nil {
+				f.Close()
+			}
+			return err
+		},
+	}
+	for _, tc := range []struct {
+		name string
+		make func(t *testing.T, path, real string)
+		want string
+	}{
+		{"symlink", func(t *testing.T, path, real string) {
+			if err := os.Symlink(real, path); err != nil {
+				t.Fatal(err)
+			}
+		}, "is a symbolic link: the tool does not write through links; remove the link, or point the tool at the real file"},
+		{"hardlink", func(t *testing.T, path, real string) {
+			if err := os.Link(real, path); err != nil {
+				t.Fatal(err)
+			}
+		}, "has more than one hard link: the tool does not write a file that has other names; replace it with a copy of its own"},
+		{"directory", func(t *testing.T, path, real string) {
+			if err := os.Mkdir(path, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}, "is not a regular file"},
+	} {
+		for way, do := range ways {
+			t.Run(tc.name+"/"+way, func(t *testing.T) {
+				dir := t.TempDir()
+				real := filepath.Join(dir, "real")
+				if err := os.WriteFile(real, []byte("x\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				path := filepath.Join(dir, "f")
+				tc.make(t, path, real)
+				err := do(path)
+				var unsafe *UnsafeFileError
+				if !errors.As(err, &unsafe) {
+					t.Fatalf("%s: %v; want an *UnsafeFileError", way, err)
+				}
+				if got, want := err.Error(), path+" "+tc.want; got != want {
+					t.Errorf("%s:\n got %q\nwant %q", way, got, want)
+				}
+			})
+		}
+	}
+}

@@ -103,13 +103,7 @@ func TryRunLock(dir string, o Owner) (*Lock, error) {
 		return nil, err
 	}
 	if err := tryLock(l.f, runLock); err != nil {
-		if errors.Is(err, errBusy) {
-			err = l.busy(0)
-		} else {
-			err = fmt.Errorf("locking %s: %w", l.path, err)
-		}
-		l.close()
-		return nil, err
+		return nil, l.refused(err)
 	}
 	d, err := lockDir(dir)
 	if err != nil {
@@ -124,6 +118,18 @@ func TryRunLock(dir string, o Owner) (*Lock, error) {
 	}
 	l.dir = d
 	return l.acquired()
+}
+
+// refused closes l, whose lock could not be taken, and returns the error
+// to report: a *BusyError naming the holder if someone holds it.
+func (l *Lock) refused(err error) error {
+	if errors.Is(err, errBusy) {
+		err = l.busy(0)
+	} else {
+		err = fmt.Errorf("locking %s: %w", l.path, err)
+	}
+	l.close()
+	return err
 }
 
 // LockWrite takes the write lock of the state directory dir, waiting up to
@@ -147,13 +153,7 @@ func LockWrite(ctx context.Context, dir string, wait time.Duration, o Owner) (*L
 		return nil, err // l belongs to the abandoned waiter now
 	}
 	if err != nil {
-		if errors.Is(err, errBusy) {
-			err = l.busy(0)
-		} else {
-			err = fmt.Errorf("locking %s: %w", l.path, err)
-		}
-		l.close()
-		return nil, err
+		return nil, l.refused(err)
 	}
 	return l.acquired()
 }

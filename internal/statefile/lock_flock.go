@@ -39,15 +39,3 @@ func tryLock(f *os.File, _ lockKind) error {
 func waitLock(f *os.File, _ lockKind) error { return flock(f, unix.LOCK_EX) }
 
 func unlock(f *os.File, _ lockKind) error { return flock(f, unix.LOCK_UN) }
-
-// isLocked tries the lock on f's own open file description and drops it at
-// once: flock has no query.
-func isLocked(f *os.File, k lockKind) (bool, error) {
-	switch err := tryLock(f, k); {
-	case errors.Is(err, errBusy):
-		return true, nil
-	case err != nil:
-		return false, err
-	}
-	return false, unlock(f, k)
-}

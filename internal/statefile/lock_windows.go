@@ -32,17 +32,6 @@ func unlock(f *os.File, k lockKind) error {
 	return windows.UnlockFileEx(windows.Handle(f.Fd()), 0, 1, 0, ol)
 }
 
-// isLocked tries the lock and drops it at once.
-func isLocked(f *os.File, k lockKind) (bool, error) {
-	switch err := tryLock(f, k); {
-	case errors.Is(err, errBusy):
-		return true, nil
-	case err != nil:
-		return false, err
-	}
-	return false, unlock(f, k)
-}
-
 // lockDir does nothing on Windows, where a directory cannot be locked: the
 // run lock is .lock alone there.
 func lockDir(string) (*os.File, error) { return nil, nil }

@@ -16,7 +16,7 @@ import (
 func OpenNoLink(path string, flag int, perm os.FileMode) (*os.File, error) {
 	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW, perm)
 	if errors.Is(err, syscall.ELOOP) {
-		return nil, &UnsafeFileError{Path: path, Reason: "is a symbolic link: the tool writes its files in place and does not follow links in the state directory; remove the link"}
+		return nil, &UnsafeFileError{Path: path, Reason: reasonSymlink}
 	}
 	if err != nil {
 		return nil, err
@@ -26,13 +26,9 @@ func OpenNoLink(path string, flag int, perm os.FileMode) (*os.File, error) {
 		f.Close()
 		return nil, err
 	}
-	if hardLinks(fi) > 1 {
+	if err := checkFile(path, fi); err != nil {
 		f.Close()
-		return nil, &UnsafeFileError{Path: path, Reason: "has more than one hard link: writing it would change the other names too; replace it with a copy"}
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, &UnsafeFileError{Path: path, Reason: "is not a regular file"}
+		return nil, err
 	}
 	return f, nil
 }

@@ -6,7 +6,7 @@ import "os"
 // opening: Windows has no O_NOFOLLOW).
 func OpenNoLink(path string, flag int, perm os.FileMode) (*os.File, error) {
 	if fi, err := os.Lstat(path); err == nil && fi.Mode()&os.ModeSymlink != 0 {
-		return nil, &UnsafeFileError{Path: path, Reason: "is a symbolic link: the tool writes its files in place and does not follow links in the state directory; remove the link"}
+		return nil, &UnsafeFileError{Path: path, Reason: reasonSymlink}
 	}
 	return os.OpenFile(path, flag, perm)
 }

@@ -9,23 +9,16 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// swap exchanges the names a and b in the directory dirfd atomically.
-func swap(dirfd int, a, b string) error {
-	err := unix.Renameat2(dirfd, a, dirfd, b, unix.RENAME_EXCHANGE)
-	if unsupported(err) {
-		return errUnsupported
-	}
-	return err
+// renameat renames from to to within the directory dirfd with renameat2's
+// flags.
+func renameat(dirfd int, from, to string, flags uint) error {
+	return unix.Renameat2(dirfd, from, dirfd, to, flags)
 }
 
-// renameNoReplace renames from to to unless to exists (EEXIST).
-func renameNoReplace(dirfd int, from, to string) error {
-	err := unix.Renameat2(dirfd, from, dirfd, to, unix.RENAME_NOREPLACE)
-	if unsupported(err) {
-		return linkNoReplace(dirfd, from, to)
-	}
-	return err
-}
+const (
+	renameExchange  = unix.RENAME_EXCHANGE
+	renameExclusive = unix.RENAME_NOREPLACE
+)
 
 func unsupported(err error) bool {
 	return errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP)

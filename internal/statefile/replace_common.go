@@ -28,17 +28,36 @@ type UnsafeFileError struct {
 
 func (e *UnsafeFileError) Error() string { return e.Path + " " + e.Reason }
 
-// Replace gives the files it puts in place a modification time whose
-// nanoseconds within the microsecond are the file's size modulo 1000, so
-// that a reader can tell a file put in place whole from one that someone
-// may still be writing in place: a write in place changes the time or the
-// size, and the file no longer matches.
+// The reasons of an *UnsafeFileError, worded once for every way a file is
+// read or written.
+const (
+	reasonSymlink    = "is a symbolic link: the tool does not write through links; remove the link, or point the tool at the real file"
+	reasonHardLinked = "has more than one hard link: the tool does not write a file that has other names; replace it with a copy of its own"
+	reasonNotRegular = "is not a regular file"
+)
 
-// markWhole returns the modification time of a file of size bytes put in
-// place at t.
-func markWhole(t time.Time, size int) time.Time {
-	return t.Truncate(time.Microsecond).Add(time.Duration(size % 1000))
+// checkFile returns an *UnsafeFileError if fi, path's Lstat or the Stat of
+// a descriptor opened without following links, is a symbolic link, not a
+// regular file, or a file with more than one hard link: the files the tool
+// reads and writes, it reads and writes only as themselves.
+func checkFile(path string, fi os.FileInfo) error {
+	switch {
+	case fi.Mode()&os.ModeSymlink != 0:
+		return &UnsafeFileError{Path: path, Reason: reasonSymlink}
+	case !fi.Mode().IsRegular():
+		return &UnsafeFileError{Path: path, Reason: reasonNotRegular}
+	case hardLinks(fi) > 1:
+		return &UnsafeFileError{Path: path, Reason: reasonHardLinked}
+	}
+	return nil
 }
+
+// Replace gives the files it puts in place a modification time whose
+// nanoseconds within the microsecond are the file's size modulo 1000 (see
+// markWhole), so that a reader can tell a file put in place whole from one
+// that someone may still be writing in place: a write in place changes the
+// time or the size, and the file no longer matches. Windows keeps times to
+// 100 nanoseconds, so there the mark is not written.
 
 // WrittenWhole reports whether the file fi describes was last written by
 // Replace, which puts whole files in place, rather than in place by

@@ -36,14 +36,6 @@ func rebaseB(calls *[][]byte) func([]byte) ([]byte, error) {
 	}
 }
 
-// setHook sets a hook or platform function for the test's duration.
-func setHook[T any](t *testing.T, hook *T, fn T) {
-	t.Helper()
-	old := *hook
-	*hook = fn
-	t.Cleanup(func() { *hook = old })
-}
-
 // once wraps fn so that it runs on the first call only.
 func once(fn func()) func() {
 	done := false
@@ -190,13 +182,13 @@ func TestRefusesLinkedFiles(t *testing.T) {
 			if err := os.Symlink("real.md", path); err != nil {
 				t.Fatal(err)
 			}
-		}, "issue_queue.md is a symbolic link: rename would replace the link, not its target; replace it with a regular file"},
+		}, "issue_queue.md is a symbolic link: the tool does not write through links; remove the link, or point the tool at the real file"},
 		{"hardlink", func(t *testing.T, dir, path string) {
 			writeFile(t, filepath.Join(dir, "real.md"), orig)
 			if err := os.Link(filepath.Join(dir, "real.md"), path); err != nil {
 				t.Fatal(err)
 			}
-		}, "issue_queue.md has 2 hard links: rename would leave the other names with the old content; replace it with a copy of its own"},
+		}, "issue_queue.md has more than one hard link: the tool does not write a file that has other names; replace it with a copy of its own"},
 		{"directory", func(t *testing.T, dir, path string) {
 			if err := os.Mkdir(path, 0o755); err != nil {
 				t.Fatal(err)
@@ -227,16 +219,17 @@ func TestRefusesLinkedFiles(t *testing.T) {
 
 // A link made between the read and the replacement is refused too.
 func TestRefusesLinkMadeMeanwhile(t *testing.T) {
+	h := new(seams)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "issue_queue.md")
 	writeFile(t, path, orig)
-	setHook(t, &hookBeforeCheck, func() {
+	h.beforeCheck = func() {
 		if err := os.Link(path, filepath.Join(dir, "backup.md")); err != nil {
 			t.Fatal(err)
 		}
-	})
+	}
 	var unsafe *UnsafeFileError
-	if err := Replace(path, orig, next, nil); !errors.As(err, &unsafe) {
+	if err := h.replace(path, orig, next, nil); !errors.As(err, &unsafe) {
 		t.Fatalf("got %v, want an *UnsafeFileError", err)
 	}
 	assertContent(t, path, orig)
@@ -276,17 +269,18 @@ func TestEditorSaveIsNotLost(t *testing.T) {
 	for _, when := range []string{"before re-read", "before swap"} {
 		for style, save := range map[string]save{"rename": saveByRename, "in place": saveInPlace} {
 			t.Run(when+"/"+style, func(t *testing.T) {
+				h := new(seams)
 				dir := t.TempDir()
 				path := filepath.Join(dir, "issue_queue.md")
 				writeFile(t, path, orig)
 				hook := once(func() { save(t, path, theirs) })
 				if when == "before re-read" {
-					setHook(t, &hookBeforeCheck, hook)
+					h.beforeCheck = hook
 				} else {
-					setHook(t, &hookBeforeSwap, hook)
+					h.beforeSwap = hook
 				}
 				var calls [][]byte
-				if err := Replace(path, orig, next, rebaseB(&calls)); err != nil {
+				if err := h.replace(path, orig, next, rebaseB(&calls)); err != nil {
 					t.Fatal(err)
 				}
 				if len(calls) != 1 || !bytes.Equal(calls[0], theirs) {
@@ -303,15 +297,16 @@ func TestEditorSaveIsNotLost(t *testing.T) {
 // before the check of the displaced file: the swap is undone and the change
 // rebased onto that write.
 func TestWriteIntoDisplacedFileIsNotLost(t *testing.T) {
+	h := new(seams)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "issue_queue.md")
 	writeFile(t, path, orig)
-	setHook(t, &hookAfterSwap, func(displaced string) {
-		hookAfterSwap = nil
+	h.afterSwap = func(displaced string) {
+		h.afterSwap = nil
 		saveInPlace(t, displaced, theirs)
-	})
+	}
 	var calls [][]byte
-	if err := Replace(path, orig, next, rebaseB(&calls)); err != nil {
+	if err := h.replace(path, orig, next, rebaseB(&calls)); err != nil {
 		t.Fatal(err)
 	}
 	if len(calls) != 1 || !bytes.Equal(calls[0], theirs) {
@@ -325,12 +320,13 @@ func TestWriteIntoDisplacedFileIsNotLost(t *testing.T) {
 func TestSaveAfterSwapWins(t *testing.T) {
 	for style, save := range map[string]func(*testing.T, string, []byte){"rename": saveByRename, "in place": saveInPlace} {
 		t.Run(style, func(t *testing.T) {
+			h := new(seams)
 			dir := t.TempDir()
 			path := filepath.Join(dir, "issue_queue.md")
 			writeFile(t, path, orig)
-			setHook(t, &hookAfterSwap, func(string) { save(t, path, theirs) })
+			h.afterSwap = func(string) { save(t, path, theirs) }
 			var calls [][]byte
-			if err := Replace(path, orig, next, rebaseB(&calls)); err != nil {
+			if err := h.replace(path, orig, next, rebaseB(&calls)); err != nil {
 				t.Fatal(err)
 			}
 			if len(calls) != 0 {
@@ -345,17 +341,18 @@ func TestSaveAfterSwapWins(t *testing.T) {
 // Two saves racing with one write, one into the displaced file and one into
 // the new file: both are kept and the write reports them.
 func TestTwoRacingSavesAreBothKept(t *testing.T) {
+	h := new(seams)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "issue_queue.md")
 	writeFile(t, path, orig)
 	second := []byte("a: 1\nb: 7\n")
-	setHook(t, &hookAfterSwap, func(displaced string) {
-		hookAfterSwap = nil
+	h.afterSwap = func(displaced string) {
+		h.afterSwap = nil
 		saveInPlace(t, displaced, theirs)
 		saveInPlace(t, path, second)
-	})
+	}
 	var calls [][]byte
-	err := Replace(path, orig, next, rebaseB(&calls))
+	err := h.replace(path, orig, next, rebaseB(&calls))
 	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "merge them by hand") {
 		t.Fatalf("got %v, want an ErrChanged asking to merge", err)
 	}
@@ -371,23 +368,24 @@ func TestTwoRacingSavesAreBothKept(t *testing.T) {
 func TestRebaseConflictWritesNothing(t *testing.T) {
 	for _, when := range []string{"before re-read", "before swap", "after swap"} {
 		t.Run(when, func(t *testing.T) {
+			h := new(seams)
 			dir := t.TempDir()
 			path := filepath.Join(dir, "issue_queue.md")
 			writeFile(t, path, orig)
 			mine := []byte("a: 1\nb: 3\n") // changes b as well
 			switch when {
 			case "before re-read":
-				setHook(t, &hookBeforeCheck, once(func() { saveInPlace(t, path, mine) }))
+				h.beforeCheck = once(func() { saveInPlace(t, path, mine) })
 			case "before swap":
-				setHook(t, &hookBeforeSwap, once(func() { saveByRename(t, path, mine) }))
+				h.beforeSwap = once(func() { saveByRename(t, path, mine) })
 			case "after swap":
-				setHook(t, &hookAfterSwap, func(displaced string) {
-					hookAfterSwap = nil
+				h.afterSwap = func(displaced string) {
+					h.afterSwap = nil
 					saveInPlace(t, displaced, mine)
-				})
+				}
 			}
 			var calls [][]byte
-			if err := Replace(path, orig, next, rebaseB(&calls)); !errors.Is(err, errClashed) {
+			if err := h.replace(path, orig, next, rebaseB(&calls)); !errors.Is(err, errClashed) {
 				t.Fatalf("got %v, want rebase's error", err)
 			}
 			assertContent(t, path, mine)
@@ -397,11 +395,12 @@ func TestRebaseConflictWritesNothing(t *testing.T) {
 }
 
 func TestChangeWithoutRebase(t *testing.T) {
+	h := new(seams)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "issue_queue.md")
 	writeFile(t, path, orig)
-	setHook(t, &hookBeforeCheck, once(func() { saveByRename(t, path, theirs) }))
-	if err := Replace(path, orig, next, nil); !errors.Is(err, ErrChanged) {
+	h.beforeCheck = once(func() { saveByRename(t, path, theirs) })
+	if err := h.replace(path, orig, next, nil); !errors.Is(err, ErrChanged) {
 		t.Fatalf("got %v, want ErrChanged", err)
 	}
 	assertContent(t, path, theirs)
@@ -409,18 +408,19 @@ func TestChangeWithoutRebase(t *testing.T) {
 }
 
 func TestKeepsChangingGivesUp(t *testing.T) {
+	h := new(seams)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "issue_queue.md")
 	writeFile(t, path, orig)
 	n := 0
 	var last []byte
-	setHook(t, &hookBeforeCheck, func() {
+	h.beforeCheck = func() {
 		n++
 		last = []byte(fmt.Sprintf("a: %d\nb: 1\n", 100+n))
 		saveInPlace(t, path, last)
-	})
+	}
 	var calls [][]byte
-	if err := Replace(path, orig, next, rebaseB(&calls)); !errors.Is(err, ErrChanged) {
+	if err := h.replace(path, orig, next, rebaseB(&calls)); !errors.Is(err, ErrChanged) {
 		t.Fatalf("got %v, want ErrChanged", err)
 	}
 	if got, want := len(calls), maxRebases; got != want {
@@ -431,12 +431,13 @@ func TestKeepsChangingGivesUp(t *testing.T) {
 }
 
 func TestDeletedMeanwhileIsNotRecreated(t *testing.T) {
+	h := new(seams)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "issue_queue.md")
 	writeFile(t, path, orig)
-	setHook(t, &hookBeforeCheck, once(func() { os.Remove(path) }))
+	h.beforeCheck = once(func() { os.Remove(path) })
 	var calls [][]byte
-	if err := Replace(path, orig, next, rebaseB(&calls)); !errors.Is(err, ErrChanged) {
+	if err := h.replace(path, orig, next, rebaseB(&calls)); !errors.Is(err, ErrChanged) {
 		t.Fatalf("got %v, want ErrChanged", err)
 	}
 	assertOnly(t, dir)
@@ -454,21 +455,22 @@ func TestCreateRace(t *testing.T) {
 		{"before create, without RENAME_NOREPLACE", linkNoReplace},
 	} {
 		t.Run(tc.when, func(t *testing.T) {
-			setHook(t, &createFunc, tc.create)
+			h := new(seams)
+			h.create = tc.create
 			dir := t.TempDir()
 			path := filepath.Join(dir, "issue_queue.md")
 			hook := once(func() { saveByRename(t, path, theirs) })
 			if tc.when == "before re-read" {
-				setHook(t, &hookBeforeCheck, hook)
+				h.beforeCheck = hook
 			} else {
-				setHook(t, &hookBeforeSwap, hook)
+				h.beforeSwap = hook
 			}
 			var calls [][]byte
 			add := func(cur []byte) ([]byte, error) {
 				calls = append(calls, slices.Clone(cur))
 				return append(slices.Clone(cur), "c: 1\n"...), nil
 			}
-			if err := Replace(path, nil, []byte("c: 1\n"), add); err != nil {
+			if err := h.replace(path, nil, []byte("c: 1\n"), add); err != nil {
 				t.Fatal(err)
 			}
 			if len(calls) != 1 || !bytes.Equal(calls[0], theirs) {
@@ -481,10 +483,11 @@ func TestCreateRace(t *testing.T) {
 }
 
 func TestCreateWithoutRenameNoReplace(t *testing.T) {
-	setHook(t, &createFunc, linkNoReplace)
+	h := new(seams)
+	h.create = linkNoReplace
 	dir := t.TempDir()
 	path := filepath.Join(dir, "issue_queue.md")
-	if err := WriteNew(path, next); err != nil {
+	if err := h.writeNew(path, next); err != nil {
 		t.Fatal(err)
 	}
 	assertContent(t, path, next)
@@ -496,14 +499,15 @@ func TestCreateWithoutRenameNoReplace(t *testing.T) {
 
 // On a file system without RENAME_EXCHANGE, Replace falls back to rename.
 func TestReplaceWithoutExchange(t *testing.T) {
-	setHook(t, &swapFunc, func(int, string, string) error { return errUnsupported })
+	h := new(seams)
+	h.swap = func(int, string, string) error { return errUnsupported }
 	dir := t.TempDir()
 	path := filepath.Join(dir, "issue_queue.md")
 	writeFile(t, path, orig)
 	os.Chmod(path, 0o600)
-	setHook(t, &hookBeforeCheck, once(func() { saveInPlace(t, path, theirs) }))
+	h.beforeCheck = once(func() { saveInPlace(t, path, theirs) })
 	var calls [][]byte
-	if err := Replace(path, orig, next, rebaseB(&calls)); err != nil {
+	if err := h.replace(path, orig, next, rebaseB(&calls)); err != nil {
 		t.Fatal(err)
 	}
 	assertContent(t, path, rebased)
@@ -515,17 +519,18 @@ func TestReplaceWithoutExchange(t *testing.T) {
 
 // Nothing is written when there is nothing to change: same inode after.
 func TestNoChangeWritesNothing(t *testing.T) {
+	h := new(seams)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "issue_queue.md")
 	writeFile(t, path, orig)
 	before, _ := os.Stat(path)
 
-	if err := Replace(path, orig, orig, nil); err != nil {
+	if err := h.replace(path, orig, orig, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The editor's save already holds the change: rebase returns it as is.
-	setHook(t, &hookBeforeCheck, once(func() { saveInPlace(t, path, next) }))
-	if err := Replace(path, orig, next, func(cur []byte) ([]byte, error) { return cur, nil }); err != nil {
+	h.beforeCheck = once(func() { saveInPlace(t, path, next) })
+	if err := h.replace(path, orig, next, func(cur []byte) ([]byte, error) { return cur, nil }); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.Stat(path)
@@ -587,6 +592,7 @@ func TestReadCompare(t *testing.T) {
 }
 
 func TestCleanup(t *testing.T) {
+	h := new(seams)
 	dir := t.TempDir()
 	const (
 		queueTemp1 = ".issue_queue.md.tmp-0123456789abcdef"
@@ -604,8 +610,8 @@ func TestCleanup(t *testing.T) {
 	// Every file here was just written: only the temporary file still
 	// linked to its target goes.
 	now := time.Now()
-	setHook(t, &timeNow, func() time.Time { return now })
-	if err := Cleanup(dir); err != nil {
+	h.now = func() time.Time { return now }
+	if err := h.cleanupAll(dir); err != nil {
 		t.Fatal(err)
 	}
 	assertOnly(t, dir, "issue_queue.md", "session_state.md", queueTemp1, queueTemp2, otherTemp,
@@ -613,13 +619,13 @@ func TestCleanup(t *testing.T) {
 
 	// A minute on, Replace of issue_queue.md removes that file's temporaries
 	// only; Cleanup removes all.
-	timeNow = func() time.Time { return now.Add(staleAge + time.Second) }
-	if err := Replace(filepath.Join(dir, "issue_queue.md"), orig, next, nil); err != nil {
+	h.now = func() time.Time { return now.Add(staleAge + time.Second) }
+	if err := h.replace(filepath.Join(dir, "issue_queue.md"), orig, next, nil); err != nil {
 		t.Fatal(err)
 	}
 	assertOnly(t, dir, "issue_queue.md", "session_state.md", otherTemp,
 		"issue_queue.md.saved-0123456789abcdef", ".notes.tmp-short", ".vimrc.tmp-0123456789ABCDEF", "x.tmp-0123456789abcdef")
-	if err := Cleanup(dir); err != nil {
+	if err := h.cleanupAll(dir); err != nil {
 		t.Fatal(err)
 	}
 	assertOnly(t, dir, "issue_queue.md", "session_state.md",

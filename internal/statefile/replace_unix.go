@@ -16,19 +16,40 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Test hooks, called at the instants where a concurrent writer matters.
-var (
-	hookBeforeCheck func()           // temp written and synced; before the re-read
-	hookBeforeSwap  func()           // re-read matched; before the swap or create
-	hookAfterSwap   func(tmp string) // swapped; tmp names the displaced file
-)
+// seams are what tests replace to play a concurrent writer at the instants
+// where one matters, and file systems that lack an operation. The zero
+// value, which Replace and Cleanup use, is the real thing: nil hooks are
+// not called, and nil operations are the platform's.
+type seams struct {
+	beforeCheck func()           // temp written and synced; before the re-read
+	beforeSwap  func()           // re-read matched; before the swap or create
+	afterSwap   func(tmp string) // swapped; tmp names the displaced file
 
-// Platform operations, replaced in tests to play file systems that lack them.
-var (
-	swapFunc   = swap
-	createFunc = renameNoReplace
-	timeNow    = time.Now
-)
+	swap   func(dirfd int, from, to string) error // nil: swap
+	create func(dirfd int, from, to string) error // nil: renameNoReplace
+	now    func() time.Time                       // nil: time.Now
+}
+
+func (h *seams) swapFiles(dirfd int, from, to string) error {
+	if h.swap != nil {
+		return h.swap(dirfd, from, to)
+	}
+	return swap(dirfd, from, to)
+}
+
+func (h *seams) createFile(dirfd int, from, to string) error {
+	if h.create != nil {
+		return h.create(dirfd, from, to)
+	}
+	return renameNoReplace(dirfd, from, to)
+}
+
+func (h *seams) timeNow() time.Time {
+	if h.now != nil {
+		return h.now()
+	}
+	return time.Now()
+}
 
 // errUnsupported is returned by swap when the file system cannot exchange.
 var errUnsupported = errors.New("not supported by the file system")
@@ -51,11 +72,25 @@ func ReadFile(path string) ([]byte, error) {
 	return data, nil
 }
 
+// Check refuses the file at path as ReadFile and Replace refuse it (a
+// symbolic link, a hard-linked or a non-regular file: an *UnsafeFileError)
+// without reading it. A missing file yields an error satisfying
+// errors.Is(err, fs.ErrNotExist).
+func Check(path string) error {
+	f, _, err := openSafe(path)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
 // WriteNew creates the file at path with data, durably, and fails with an
 // error satisfying errors.Is(err, fs.ErrExist) if it exists, even if it
 // appears while data is being written.
-func WriteNew(path string, data []byte) error {
-	return Replace(path, nil, data, func([]byte) ([]byte, error) {
+func WriteNew(path string, data []byte) error { return new(seams).writeNew(path, data) }
+
+func (h *seams) writeNew(path string, data []byte) error {
+	return h.replace(path, nil, data, func([]byte) ([]byte, error) {
 		return nil, &fs.PathError{Op: "create", Path: path, Err: fs.ErrExist}
 	})
 }
@@ -71,6 +106,10 @@ func WriteNew(path string, data []byte) error {
 // rebase makes any change an ErrChanged. Replace writes nothing when the
 // new content equals the file's.
 func Replace(path string, orig, next []byte, rebase func(current []byte) ([]byte, error)) error {
+	return new(seams).replace(path, orig, next, rebase)
+}
+
+func (h *seams) replace(path string, orig, next []byte, rebase func(current []byte) ([]byte, error)) error {
 	if orig != nil && bytes.Equal(orig, next) {
 		return nil
 	}
@@ -83,8 +122,8 @@ func Replace(path string, orig, next []byte, rebase func(current []byte) ([]byte
 		return fmt.Errorf("replacing %s: %w", path, err)
 	}
 	defer d.Close()
-	r := &replacer{path: path, dir: dir, name: name, d: d, dirfd: int(d.Fd())}
-	_ = cleanup(dir, name) // best effort: leftovers cost only disk space
+	r := &replacer{seams: h, path: path, dir: dir, name: name, d: d, dirfd: int(d.Fd())}
+	_ = h.cleanup(dir, name) // best effort: leftovers cost only disk space
 
 	base, want := orig, next
 	for i := 0; ; i++ {
@@ -112,6 +151,7 @@ func Replace(path string, orig, next []byte, rebase func(current []byte) ([]byte
 }
 
 type replacer struct {
+	*seams
 	path, dir, name string
 	d               *os.File
 	dirfd           int
@@ -138,8 +178,8 @@ func (r *replacer) attempt(base, want []byte) (changed bool, cur []byte, err err
 		}
 	}()
 
-	if hookBeforeCheck != nil {
-		hookBeforeCheck()
+	if r.beforeCheck != nil {
+		r.beforeCheck()
 	}
 	same, cur, fi, err := r.check(base)
 	if err != nil || !same {
@@ -150,12 +190,12 @@ func (r *replacer) attempt(base, want []byte) (changed bool, cur []byte, err err
 			return false, nil, fmt.Errorf("replacing %s: %w", r.path, err)
 		}
 	}
-	if hookBeforeSwap != nil {
-		hookBeforeSwap()
+	if r.beforeSwap != nil {
+		r.beforeSwap()
 	}
 
 	if base == nil {
-		err := createFunc(r.dirfd, tmp, r.name)
+		err := r.createFile(r.dirfd, tmp, r.name)
 		if errors.Is(err, fs.ErrExist) {
 			_, cur, _, err := r.check(nil)
 			return true, cur, err
@@ -167,7 +207,7 @@ func (r *replacer) attempt(base, want []byte) (changed bool, cur []byte, err err
 		return false, nil, r.syncDir()
 	}
 
-	err = swapFunc(r.dirfd, tmp, r.name)
+	err = r.swapFiles(r.dirfd, tmp, r.name)
 	if errors.Is(err, errUnsupported) {
 		if err := unix.Renameat(r.dirfd, tmp, r.dirfd, r.name); err != nil {
 			return false, nil, fmt.Errorf("replacing %s: %w", r.path, err)
@@ -183,8 +223,8 @@ func (r *replacer) attempt(base, want []byte) (changed bool, cur []byte, err err
 	}
 	// tmp names the displaced file now: it must be the one the change was
 	// based on, or someone saved between the re-read and the swap.
-	if hookAfterSwap != nil {
-		hookAfterSwap(tmpPath)
+	if r.afterSwap != nil {
+		r.afterSwap(tmpPath)
 	}
 	same, displaced, err := compareFile(tmpPath, base)
 	if err == nil && same {
@@ -194,7 +234,7 @@ func (r *replacer) attempt(base, want []byte) (changed bool, cur []byte, err err
 		return false, nil, r.syncDir()
 	}
 	keep = true
-	if err := swapFunc(r.dirfd, tmp, r.name); err != nil {
+	if err := r.swapFiles(r.dirfd, tmp, r.name); err != nil {
 		saved := r.preserve(tmp)
 		return false, nil, fmt.Errorf("%s: a save raced with this write and putting it back failed (%w): it is in %s", r.path, err, saved)
 	}
@@ -317,40 +357,24 @@ func openSafe(path string) (*os.File, os.FileInfo, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if err := safe(path, fi); err != nil {
+	if err := checkFile(path, fi); err != nil {
 		return nil, nil, err
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if errors.Is(err, syscall.ELOOP) {
-		return nil, nil, &UnsafeFileError{Path: path, Reason: symlinkReason}
+		return nil, nil, &UnsafeFileError{Path: path, Reason: reasonSymlink}
 	}
 	if err != nil {
 		return nil, nil, err
 	}
 	if fi, err = f.Stat(); err == nil {
-		err = safe(path, fi)
+		err = checkFile(path, fi)
 	}
 	if err != nil {
 		f.Close()
 		return nil, nil, err
 	}
 	return f, fi, nil
-}
-
-const symlinkReason = "is a symbolic link: rename would replace the link, not its target; replace it with a regular file"
-
-func safe(path string, fi os.FileInfo) error {
-	switch {
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return &UnsafeFileError{Path: path, Reason: symlinkReason}
-	case !fi.Mode().IsRegular():
-		return &UnsafeFileError{Path: path, Reason: "is not a regular file"}
-	}
-	if n := hardLinks(fi); n > 1 {
-		return &UnsafeFileError{Path: path, Reason: fmt.Sprintf(
-			"has %d hard links: rename would leave the other names with the old content; replace it with a copy of its own", n)}
-	}
-	return nil
 }
 
 // compareFile reports whether the file at path holds exactly base, and if
@@ -419,8 +443,10 @@ func readAll(f *os.File, size int64) ([]byte, error) {
 // Cleanup removes temporary files that Replace left in dir when it was
 // killed: those older than a minute, and those still linked to their
 // target. The caller holds the write lock.
-func Cleanup(dir string) error {
-	if err := cleanup(dir, ""); err != nil {
+func Cleanup(dir string) error { return new(seams).cleanupAll(dir) }
+
+func (h *seams) cleanupAll(dir string) error {
+	if err := h.cleanup(dir, ""); err != nil {
 		return fmt.Errorf("cleaning up %s: %w", dir, err)
 	}
 	return nil
@@ -428,12 +454,12 @@ func Cleanup(dir string) error {
 
 // cleanup removes stale temporary files of the file named only, or of all
 // files if only is empty.
-func cleanup(dir, only string) error {
+func (h *seams) cleanup(dir, only string) error {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return err
 	}
-	now := timeNow()
+	now := h.timeNow()
 	var errs []error
 	for _, e := range entries {
 		target, ok := tempTarget(e.Name())
@@ -466,4 +492,10 @@ func linkNoReplace(dirfd int, from, to string) error {
 		return err
 	}
 	return unix.Unlinkat(dirfd, from, 0)
+}
+
+// markWhole returns the modification time of a file of size bytes put in
+// place at t: the mark WrittenWhole looks for.
+func markWhole(t time.Time, size int) time.Time {
+	return t.Truncate(time.Microsecond).Add(time.Duration(size % 1000))
 }

@@ -17,8 +17,6 @@ import (
 // implementation closes, stays open here; symbolic links are refused, hard
 // links cannot be told apart and are not.
 
-var timeNow = time.Now
-
 // ReadFile returns the content of the state file at path, refusing
 // symbolic links and non-regular files with an *UnsafeFileError.
 func ReadFile(path string) ([]byte, error) {
@@ -32,18 +30,16 @@ func ReadFile(path string) ([]byte, error) {
 	return b, err
 }
 
+// Check refuses the file at path as ReadFile and Replace refuse it,
+// without reading it.
+func Check(path string) error { return safeWindows(path) }
+
 func safeWindows(path string) error {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return err
 	}
-	switch {
-	case fi.Mode()&os.ModeSymlink != 0:
-		return &UnsafeFileError{Path: path, Reason: "is a symbolic link: replacing it would break the link; point the tool at the real file"}
-	case !fi.Mode().IsRegular():
-		return &UnsafeFileError{Path: path, Reason: "is not a regular file"}
-	}
-	return nil
+	return checkFile(path, fi)
 }
 
 // WriteNew creates path with data; it fails if path exists.
@@ -125,7 +121,7 @@ func Cleanup(dir string) error {
 			continue
 		}
 		p := filepath.Join(dir, e.Name())
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && timeNow().Sub(fi.ModTime()) > staleAge {
+		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleAge {
 			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				errs = append(errs, err)
 			}

@@ -1,0 +1,21 @@
+//go:build linux || darwin
+
+package statefile
+
+// swap exchanges the names a and b in the directory dirfd atomically.
+func swap(dirfd int, a, b string) error {
+	err := renameat(dirfd, a, b, renameExchange)
+	if unsupported(err) {
+		return errUnsupported
+	}
+	return err
+}
+
+// renameNoReplace renames from to to unless to exists (EEXIST).
+func renameNoReplace(dirfd int, from, to string) error {
+	err := renameat(dirfd, from, to, renameExclusive)
+	if unsupported(err) {
+		return linkNoReplace(dirfd, from, to)
+	}
+	return err
+}
