@@ -11,6 +11,7 @@ import (
 
 	"github.com/autoretry/orchestrator/internal/config"
 	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/signature"
 )
 
 // Failure types.
@@ -164,7 +165,7 @@ func (o Output) Details() string {
 func ErrorSummary(out []byte) string {
 	var last, mention string
 	for _, l := range strings.Split(string(out), "\n") {
-		l = strings.TrimSpace(stripANSI(l))
+		l = strings.TrimSpace(string(signature.StripANSI(nil, []byte(l))))
 		if l == "" {
 			continue
 		}
@@ -221,24 +222,4 @@ func truncate(s string, n int) string {
 	}
 	r := []rune(s)
 	return string(r[:n-1]) + "…"
-}
-
-// stripANSI removes CSI escape sequences, which colourised tools print.
-func stripANSI(s string) string {
-	if !strings.Contains(s, "\x1b") {
-		return s
-	}
-	var b strings.Builder
-	for i := 0; i < len(s); i++ {
-		if s[i] == 0x1b && i+1 < len(s) && s[i+1] == '[' {
-			j := i + 2
-			for j < len(s) && (s[j] < 0x40 || s[j] > 0x7e) {
-				j++
-			}
-			i = j
-			continue
-		}
-		b.WriteByte(s[i])
-	}
-	return b.String()
 }

@@ -470,11 +470,3 @@ func newFailures(before, after *issuequeue.Queue, retried []string) int {
 	}
 	return n
 }
-
-func sum(xs []int) int {
-	t := 0
-	for _, x := range xs {
-		t += x
-	}
-	return t
-}
