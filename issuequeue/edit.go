@@ -175,7 +175,7 @@ func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]
 		case editSection:
 			body := sectionBody(e.value, e.fenced)
 			if sb, ok := r.section(e.name); ok {
-				start, end := d.contentSpan(sb.body, sb.endLine, sb.h.endLine)
+				start, end := d.contentSpan(sb.body, sb.endLine, sb.hEnd)
 				if start == end {
 					add(start, start, d.lineBreakBefore(start)+body+"\n")
 				} else {
@@ -215,7 +215,7 @@ func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]
 			for i, c := range e.rows {
 				rows[i] = formatRow("", true, c)
 			}
-			start, end := d.contentSpan(sb.body, sb.endLine, sb.h.endLine)
+			start, end := d.contentSpan(sb.body, sb.endLine, sb.hEnd)
 			if start == end {
 				add(start, start, d.lineBreakBefore(start)+tableHead(e.header)+strings.Join(rows, "\n")+"\n")
 			} else {
@@ -422,7 +422,7 @@ func (d *doc) appendLead() string {
 // that goldmark reads as a table, so that prose with a pipe before the
 // table does not hide it.
 func (d *doc) sectionTable(sb sub) *table {
-	k := sort.Search(len(d.s.paras), func(k int) bool { return d.s.paras[k].line >= sb.h.endLine })
+	k := sort.Search(len(d.s.paras), func(k int) bool { return d.s.paras[k].line >= sb.hEnd })
 	for ; k < len(d.s.paras) && d.s.paras[k].line < sb.endLine; k++ {
 		if !d.s.paras[k].hasPipe {
 			continue

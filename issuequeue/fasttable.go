@@ -107,7 +107,18 @@ func delimiterCells(line []byte, last bool) (int, bool) {
 	if allDash && last {
 		return 0, false
 	}
-	parts := bytes.Split(line, []byte{'|'})
+	// bytes.Split without its allocation: a delimiter row has a few cells.
+	var buf [16][]byte
+	parts := buf[:0]
+	for rest := line; ; {
+		i := bytes.IndexByte(rest, '|')
+		if i < 0 {
+			parts = append(parts, rest)
+			break
+		}
+		parts = append(parts, rest[:i])
+		rest = rest[i+1:]
+	}
 	if len(bytes.Trim(parts[0], " \t\r\n")) == 0 {
 		parts = parts[1:]
 	}

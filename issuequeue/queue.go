@@ -254,7 +254,7 @@ func (q *Queue) fencedByTool(line int, oneFence map[int]bool) bool {
 		return false
 	}
 	for _, sb := range rs[i].subs {
-		if line < sb.h.line || line >= sb.endLine {
+		if line < sb.line || line >= sb.endLine {
 			continue
 		}
 		if strings.EqualFold(sb.name, SectionFailureDetails) {

@@ -36,8 +36,9 @@ type record struct {
 
 // sub is a subsection of a record: a heading one level below the record's.
 type sub struct {
-	h       heading
 	name    string
+	line    int // the heading's first line
+	hEnd    int // the line after the heading
 	start   int // heading start
 	body    int // first byte after the heading
 	end     int
@@ -138,7 +139,7 @@ func (d *doc) buildRecord(key string, hi int, stops []bool) *record {
 		if hs[k].level != h.level+1 {
 			continue
 		}
-		sb := sub{h: hs[k], name: hs[k].title, start: hs[k].start, body: hs[k].end, end: r.end, endLine: r.endLine}
+		sb := sub{name: hs[k].title, line: hs[k].line, hEnd: hs[k].endLine, start: hs[k].start, body: hs[k].end, end: r.end, endLine: r.endLine}
 		for m := k + 1; m < j; m++ {
 			if hs[m].level <= hs[k].level {
 				sb.end, sb.endLine = hs[m].start, hs[m].line
@@ -163,8 +164,8 @@ func (d *doc) addRecord(r *record) {
 // introEnd is the line where the record's field table must have started:
 // its first subsection, or its end.
 func (r *record) introEnd() int {
-	for _, h := range r.subs {
-		return h.h.line
+	if len(r.subs) > 0 {
+		return r.subs[0].line
 	}
 	return r.endLine
 }
