@@ -34,6 +34,7 @@ var killsWanted = flag.Int("kills", 250, "how many SIGKILLs TestProcessKillEvery
 // total_auto_retries. Half of the kills land at a random instant of the
 // command; the other half just after its first temporary file appears.
 func TestProcessKillEveryCommand(t *testing.T) {
+	skipShort(t)
 	ctx := testContext(t, 600*time.Second)
 	c := newCLI(t)
 	env := []string{"ORCHESTRATOR_NOW=2026-11-22T10:15:00Z"}

@@ -38,6 +38,7 @@ var editorRaceFails = flag.Int("editor-race-fails", 40, "how many fails TestProc
 // save replaced and knows the rows such a save threw away. Everything else
 // must be in the final file: every fail's row, once, and every word saved.
 func TestProcessFailRacesEditorSaves(t *testing.T) {
+	skipShort(t)
 	ctx := testContext(t, 150*time.Second)
 	c := newCLI(t)
 	ids := issueIDs(4)

@@ -42,6 +42,17 @@ type cli struct {
 	env  []string
 }
 
+// skipShort skips, under -short (the race detector's run), a test that
+// counts kills landing at random instants or holds a command to a wall-clock
+// bound ("exits at once"): the detector's slowdown changes what such a test
+// can count or time, not what it proves, and the plain run keeps them.
+func skipShort(t *testing.T) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("-short (the race detector's run): a storm test whose counts depend on speed")
+	}
+}
+
 func newCLI(t *testing.T) *cli {
 	t.Helper()
 	exe, err := os.Executable()
@@ -454,6 +465,7 @@ const emptyQueue = "# Issue Queue\n"
 // holds the lock exits 4 at once, names the holder's pid and start time,
 // runs nothing and writes nothing; the first run is not disturbed.
 func TestProcessConcurrentRuns(t *testing.T) {
+	skipShort(t)
 	ctx := testContext(t, 30*time.Second)
 	c := newCLI(t)
 	c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \"1m\"\n", emptyQueue)
@@ -868,6 +880,7 @@ func issueIDs(n int) []string {
 // ten failures, two of each of five different outputs, so that every row,
 // signature and counter of every issue is known.
 func TestProcessEightWriters(t *testing.T) {
+	skipShort(t)
 	ctx := testContext(t, 50*time.Second)
 	c := newCLI(t)
 	ids := issueIDs(8)
@@ -985,6 +998,7 @@ func TestProcessEightWriters(t *testing.T) {
 // and the row of every fail that reported success. A fail that reported an
 // error must have written nothing.
 func TestProcessEditorSaveNotLost(t *testing.T) {
+	skipShort(t)
 	ctx := testContext(t, 50*time.Second)
 	c := newCLI(t)
 	ids := issueIDs(8)
@@ -1351,6 +1365,7 @@ func bigQueue(size int) string {
 // lets one trial loop close it. Each run whose loop failed says so with
 // exit 3 (loop_failed) before the breaker opens, so that cron mails it.
 func TestProcessBreakerAcrossRuns(t *testing.T) {
+	skipShort(t)
 	ctx := testContext(t, 30*time.Second)
 	c := newCLI(t)
 	c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\n", emptyQueue)
