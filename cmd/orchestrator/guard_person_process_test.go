@@ -64,7 +64,8 @@ func personQueue() string {
 		personIssue(2, "escalated", 10, 10, false, true) +
 		personIssue(3, "escalated", 4, 10, true, true) +
 		personIssue(4, "pending", 0, 10, false, false) +
-		personIssue(5, "escalated", 3, 10, false, true)
+		personIssue(5, "escalated", 3, 10, false, true) +
+		personIssue(6, "escalated", 3, 10, false, true)
 }
 
 const personConfig = `[loop]
@@ -133,6 +134,9 @@ func TestProcessPersonDuringLoop(t *testing.T) {
 	q := string(c.read(".orchestrator/issue_queue.md"))
 	i := strings.Index(q, "## ISSUE-20261122-004")
 	c.write(".orchestrator/issue_queue.md", q[:i]+strings.Replace(q[i:], "| Max-Retries | 10 |", "| Max-Retries | 2 |", 1))
+	q = string(c.read(".orchestrator/issue_queue.md"))
+	i = strings.Index(q, "## ISSUE-20261122-006")
+	c.write(".orchestrator/issue_queue.md", q[:i]+strings.Replace(q[i:], "| Status | escalated |", "| Status | skipped |", 1))
 
 	writeFifo(ctx, t, c.path("release"), "go\n")
 	r := run.wait(ctx)
@@ -154,6 +158,7 @@ func TestProcessPersonDuringLoop(t *testing.T) {
 		{"ISSUE-20261122-003", "Halted", "false"}, {"ISSUE-20261122-003", "Retry-Count", "0"},
 		{"ISSUE-20261122-004", "Max-Retries", "2"},
 		{"ISSUE-20261122-005", "Auto-Retry", "false"},
+		{"ISSUE-20261122-006", "Status", "skipped"},
 	} {
 		is := qq.Issue(tc.id)
 		if is == nil {
@@ -198,10 +203,11 @@ func TestProcessLoopLoosensDuringLoop(t *testing.T) {
 ORCHESTRATOR_TEST_HANDOFF=.orchestrator/.run.sock orchestrator > sock.out 2>&1; echo $? > sock.rc
 sed -i 's/^| Halted | true |$/| Halted | false |/' .orchestrator/issue_queue.md
 sed -i 's/^max_loops = 3$/max_loops = 100/' .orchestrator/config.toml
-rm .orchestrator/paused
+rm .orchestrator/paused .orchestrator/no_auto_retry
 echo '{"timestamp":"2026-11-22T10:00:00Z","event":"user_response","issue_id":"ISSUE-20261122-005","response":"retry"}' >> .orchestrator/logs/retry.jsonl
 `)
 	c.person(ctx, "pause", "--for", "2h")
+	c.write(".orchestrator/no_auto_retry", "") // by hand: the run sees it appear
 	ledgerBefore := c.read(".orchestrator/logs/retry.jsonl")
 	writeFifo(ctx, t, c.path("release"), "go\n")
 	r := run.wait(ctx)
@@ -209,7 +215,8 @@ echo '{"timestamp":"2026-11-22T10:00:00Z","event":"user_response","issue_id":"IS
 		t.Fatalf("no guard stop: exit %d\n%s", r.code, r.stderr)
 	}
 	for _, want := range []string{"ISSUE-20261122-003: Halted true → false: restored", "config.toml was changed: restored",
-		"loop.max_loops 3 → 100", "paused was removed (a person's stop): put back", "a user_response retry ISSUE-20261122-005 record no person's command made"} {
+		"loop.max_loops 3 → 100", "paused was removed (a person's stop): put back", "no_auto_retry was removed (a person's stop): put back",
+		"a user_response retry ISSUE-20261122-005 record no person's command made"} {
 		if !strings.Contains(r.stderr, want) {
 			t.Errorf("run's stderr lacks %q:\n%s", want, r.stderr)
 		}
@@ -236,4 +243,55 @@ echo '{"timestamp":"2026-11-22T10:00:00Z","event":"user_response","issue_id":"IS
 	if !strings.HasPrefix(string(ledger), string(ledgerBefore)) {
 		t.Errorf("the ledger's lines before the loop changed")
 	}
+}
+
+// TestProcessPersonResumeDuringLoop proves: a pause a person sets and
+// lifts during one loop is lifted afterwards, with no guard stop.
+func TestProcessPersonResumeDuringLoop(t *testing.T) {
+	ctx := testContext(t, 60*time.Second)
+	c, run := personSetup(t, ctx)
+	c.person(ctx, "pause")
+	c.person(ctx, "resume")
+	c.write(".orchestrator/no_auto_retry", "") // no loop after this one
+	writeFifo(ctx, t, c.path("release"), "go\n")
+	r := run.wait(ctx)
+	if strings.Contains(r.stderr, "(guard)") || strings.Contains(r.stderr, "put back") {
+		t.Fatalf("the guard undid a person's change:\n%s", r.stderr)
+	}
+	if !strings.Contains(r.stderr, "resume: pause lifted") {
+		t.Errorf("run's stderr lacks the resume:\n%s", r.stderr)
+	}
+	if _, err := os.Stat(c.path(".orchestrator/paused")); !os.IsNotExist(err) {
+		t.Errorf("paused is back after the person lifted it: %v", err)
+	}
+	if _, err := os.Stat(c.path(".orchestrator/" + handoff.SocketFile)); !os.IsNotExist(err) {
+		t.Errorf("the run left its socket behind: %v", err)
+	}
+}
+
+// TestProcessPersonCommandCost measures what telling the run costs a
+// person's command: the same command with and without a run listening.
+func TestProcessPersonCommandCost(t *testing.T) {
+	ctx := testContext(t, 60*time.Second)
+	c := newCLI(t)
+	c.setup(ctx, personConfig, personQueue())
+	const n = 5
+	timeIt := func() time.Duration {
+		var total time.Duration
+		for range n {
+			total += c.person(ctx, "retry", "ISSUE-20261122-001").wall
+		}
+		return total / n
+	}
+	alone := timeIt()
+	c.fifo("release")
+	c.write("loop.sh", "echo started\nread answer < release\ntouch .orchestrator/no_auto_retry\n")
+	run := c.start(ctx, nil, "run")
+	run.waitLine(ctx, "started")
+	told := timeIt()
+	writeFifo(ctx, t, c.path("release"), "go\n")
+	if r := run.wait(ctx); strings.Contains(r.stderr, "(guard)") {
+		t.Fatalf("guard stop:\n%s", r.stderr)
+	}
+	t.Logf("orchestrator retry: %v with no run, %v telling a run (mean of %d)", alone, told, n)
 }
