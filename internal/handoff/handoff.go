@@ -74,6 +74,7 @@ type Server struct {
 	pending   int
 	committed []Accepted
 	closed    bool
+	conns     map[net.Conn]bool
 }
 
 // Listen starts listening on path for the run whose process id is self.
@@ -97,18 +98,21 @@ func Listen(path string, self int, check func([]byte) error) (*Server, error) {
 		os.Remove(path)
 		return nil, err
 	}
-	s := &Server{ln: ln, path: path, self: self, check: check, sem: make(chan struct{}, MaxConns)}
+	s := &Server{ln: ln, path: path, self: self, check: check, sem: make(chan struct{}, MaxConns), conns: map[net.Conn]bool{}}
 	s.cond = sync.NewCond(&s.mu)
 	s.wg.Add(1)
 	go s.serve()
 	return s, nil
 }
 
-// Close stops listening, removes the socket and waits for the
-// conversations in progress to end.
+// Close stops listening, removes the socket, cuts the conversations in
+// progress and waits for them to end.
 func (s *Server) Close() error {
 	s.mu.Lock()
 	s.closed = true
+	for c := range s.conns {
+		c.Close()
+	}
 	s.mu.Unlock()
 	err := s.ln.Close()
 	if rerr := os.Remove(s.path); rerr != nil && !errors.Is(rerr, os.ErrNotExist) && err == nil {
@@ -152,11 +156,25 @@ func (s *Server) serve() {
 			c.Close() // too many at once
 			continue
 		}
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			c.Close()
+			<-s.sem
+			continue
+		}
+		s.conns[c] = true
 		s.wg.Add(1)
+		s.mu.Unlock()
 		go func() {
 			defer s.wg.Done()
 			defer func() { <-s.sem }()
-			defer c.Close()
+			defer func() {
+				s.mu.Lock()
+				delete(s.conns, c)
+				s.mu.Unlock()
+				c.Close()
+			}()
 			s.conversation(c)
 		}()
 	}

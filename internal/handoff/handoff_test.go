@@ -135,3 +135,32 @@ func TestBounds(t *testing.T) {
 		t.Fatal("a message too long was sent")
 	}
 }
+
+// Close does not wait for a command that sent its intent and never ends.
+func TestCloseCutsConversations(t *testing.T) {
+	run := exec.Command("sleep", "60")
+	if err := run.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { run.Process.Kill(); run.Wait() }()
+	path := filepath.Join(t.TempDir(), SocketFile)
+	s, err := Listen(path, run.Process.Pid, okCheck)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := Begin(path, []byte(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if got := s.Take(50 * time.Millisecond); len(got) != 0 {
+		t.Fatalf("an intent without commit was taken: %+v", got)
+	}
+	s.Close()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Close waited %v for an open conversation", d)
+	}
+	if err := k.Commit(); err == nil {
+		t.Error("a commit after Close was acked")
+	}
+}
