@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -134,7 +135,7 @@ func (c PersonChange) valid() error {
 	default:
 		return fmt.Errorf("unknown command %q", c.Command)
 	}
-	if len(c.Issue) > 200 || strings.ContainsAny(c.Issue, "\n\r") || want.Issue != "" && strings.TrimSpace(c.Issue) == "" {
+	if len(c.Issue) > 200 || strings.ContainsAny(c.Issue, "\n\r") || len(want.Fields) > 0 && strings.TrimSpace(c.Issue) == "" {
 		return fmt.Errorf("bad issue ID %q", c.Issue)
 	}
 	if !reflect.DeepEqual(want, c) {
@@ -383,9 +384,20 @@ var personOnly = map[string]bool{EvUserResponse: true, EvPersonChange: true}
 // it removed.
 func (o *Orchestrator) removeForged(from int64, people []takenChange) ([]string, error) {
 	path := o.paths().Ledger()
-	b, err := os.ReadFile(path)
-	if err != nil || int64(len(b)) <= from {
+	f, err := os.Open(path)
+	if err != nil {
 		return nil, nil
+	}
+	defer f.Close()
+	// What the loop appended is read first; the whole ledger only if
+	// something must go.
+	fi, err := f.Stat()
+	if err != nil || fi.Size() <= from {
+		return nil, nil
+	}
+	tail, err := io.ReadAll(io.NewSectionReader(f, from, fi.Size()-from))
+	if err != nil {
+		return nil, err
 	}
 	owed := map[[2]string]int{}
 	for _, c := range people {
@@ -393,7 +405,7 @@ func (o *Orchestrator) removeForged(from int64, people []takenChange) ([]string,
 	}
 	var keep []byte
 	var forged []string
-	rest := b[from:]
+	rest := tail
 	for len(rest) > 0 {
 		line := rest
 		if i := bytes.IndexByte(rest, '\n'); i >= 0 {
@@ -415,8 +427,11 @@ func (o *Orchestrator) removeForged(from int64, people []takenChange) ([]string,
 	if len(forged) == 0 {
 		return nil, nil
 	}
-	out := append(b[:from:from], keep...)
-	return forged, writeFileAtomic(path, out)
+	head := make([]byte, from, from+int64(len(keep)))
+	if _, err := f.ReadAt(head, 0); err != nil {
+		return nil, err
+	}
+	return forged, writeFileAtomic(path, append(head, keep...))
 }
 
 // WithWriteLock runs fn holding the state directory's write lock, which
