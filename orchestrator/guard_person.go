@@ -105,6 +105,15 @@ func pauseContent(until time.Time) string {
 	return until.UTC().Format(time.RFC3339) + "\n"
 }
 
+// issueEdits are the edits that make c's change to its issue.
+func (c PersonChange) issueEdits() []issuequeue.Edit {
+	var edits []issuequeue.Edit
+	for _, f := range c.Fields {
+		edits = append(edits, issuequeue.SetField(c.Issue, f.Field, f.Value))
+	}
+	return edits
+}
+
 // valid says whether c is exactly what one of the commands sends.
 func (c PersonChange) valid() error {
 	var want PersonChange
@@ -344,11 +353,7 @@ func (r *Runner) beginGuard(runID string, loop int) {
 // loop.
 func (s *guardSnapshot) applyPerson(o *Orchestrator, c takenChange) {
 	if c.Issue != "" && len(c.Fields) > 0 && s.queue.Issue(c.Issue) != nil {
-		var edits []issuequeue.Edit
-		for _, f := range c.Fields {
-			edits = append(edits, issuequeue.SetField(c.Issue, f.Field, f.Value))
-		}
-		if b, err := s.queue.Apply(edits...); err == nil {
+		if b, err := s.queue.Apply(c.issueEdits()...); err == nil {
 			if q := issuequeue.ParseQueue(o.paths().Queue(), b); q.Err() == nil {
 				s.queue = q
 			}
