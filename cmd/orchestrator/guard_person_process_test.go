@@ -295,3 +295,36 @@ func TestProcessPersonCommandCost(t *testing.T) {
 	}
 	t.Logf("orchestrator retry: %v with no run, %v telling a run (mean of %d)", alone, told, n)
 }
+
+// TestProcessPersonPauseStopsTheRun proves: a person's pause during a loop
+// ends the run after that loop although an issue would qualify for a
+// retry; if the loop deletes the pause, it is put back.
+func TestProcessPersonPauseStopsTheRun(t *testing.T) {
+	for _, deletes := range []bool{false, true} {
+		t.Run(fmt.Sprintf("deleted=%t", deletes), func(t *testing.T) {
+			ctx := testContext(t, 60*time.Second)
+			c, run := personSetup(t, ctx)
+			after := "echo x >> loops\n"
+			if deletes {
+				after += "rm -f .orchestrator/paused\n"
+			}
+			c.write("after.sh", after)
+			c.person(ctx, "retry", "ISSUE-20261122-001") // it qualifies for an auto-retry loop
+			c.person(ctx, "pause")
+			writeFifo(ctx, t, c.path("release"), "go\n")
+			r := run.wait(ctx)
+			if put := strings.Contains(r.stderr, "paused was removed (a person's stop): put back"); put != deletes {
+				t.Errorf("put back: %t, want %t\n%s", put, deletes, r.stderr)
+			}
+			if !deletes && !strings.Contains(r.stderr, "(paused)") {
+				t.Errorf("the run did not stop for the pause:\n%s", r.stderr)
+			}
+			if _, err := os.Stat(c.path(".orchestrator/paused")); err != nil {
+				t.Errorf("paused: %v", err)
+			}
+			if got := strings.Count(string(c.read("loops")), "x"); got != 1 {
+				t.Errorf("%d loops ran, want 1", got)
+			}
+		})
+	}
+}
