@@ -139,7 +139,7 @@ func TestProcessPersonDuringLoop(t *testing.T) {
 	c.write(".orchestrator/issue_queue.md", q[:i]+strings.Replace(q[i:], "| Status | escalated |", "| Status | skipped |", 1))
 
 	writeFifo(ctx, t, c.path("release"), "go\n")
-	r := run.wait(ctx)
+	r := waitRun(ctx, t, run)
 	if strings.Contains(r.stderr, "(guard)") || strings.Contains(r.stderr, "restored") || strings.Contains(r.stderr, "put back") {
 		t.Fatalf("the guard undid a person's change:\n%s", r.stderr)
 	}
@@ -210,7 +210,7 @@ echo '{"timestamp":"2026-11-22T10:00:00Z","event":"user_response","issue_id":"IS
 	c.write(".orchestrator/no_auto_retry", "") // by hand: the run sees it appear
 	ledgerBefore := c.read(".orchestrator/logs/retry.jsonl")
 	writeFifo(ctx, t, c.path("release"), "go\n")
-	r := run.wait(ctx)
+	r := waitRun(ctx, t, run)
 	if !strings.Contains(r.stderr, "stopped (guard)") {
 		t.Fatalf("no guard stop: exit %d\n%s", r.code, r.stderr)
 	}
@@ -254,7 +254,7 @@ func TestProcessPersonResumeDuringLoop(t *testing.T) {
 	c.person(ctx, "resume")
 	c.write(".orchestrator/no_auto_retry", "") // no loop after this one
 	writeFifo(ctx, t, c.path("release"), "go\n")
-	r := run.wait(ctx)
+	r := waitRun(ctx, t, run)
 	if strings.Contains(r.stderr, "(guard)") || strings.Contains(r.stderr, "put back") {
 		t.Fatalf("the guard undid a person's change:\n%s", r.stderr)
 	}
@@ -290,7 +290,7 @@ func TestProcessPersonCommandCost(t *testing.T) {
 	run.waitLine(ctx, "started")
 	told := timeIt()
 	writeFifo(ctx, t, c.path("release"), "go\n")
-	if r := run.wait(ctx); strings.Contains(r.stderr, "(guard)") {
+	if r := waitRun(ctx, t, run); strings.Contains(r.stderr, "(guard)") {
 		t.Fatalf("guard stop:\n%s", r.stderr)
 	}
 	t.Logf("orchestrator retry: %v with no run, %v telling a run (mean of %d)", alone, told, n)
@@ -312,7 +312,7 @@ func TestProcessPersonPauseStopsTheRun(t *testing.T) {
 			c.person(ctx, "retry", "ISSUE-20261122-001") // it qualifies for an auto-retry loop
 			c.person(ctx, "pause")
 			writeFifo(ctx, t, c.path("release"), "go\n")
-			r := run.wait(ctx)
+			r := waitRun(ctx, t, run)
 			if put := strings.Contains(r.stderr, "paused was removed (a person's stop): put back"); put != deletes {
 				t.Errorf("put back: %t, want %t\n%s", put, deletes, r.stderr)
 			}
@@ -327,4 +327,15 @@ func TestProcessPersonPauseStopsTheRun(t *testing.T) {
 			}
 		})
 	}
+}
+
+// waitRun waits for the run to end; under the race detector a race in the
+// run fails the test.
+func waitRun(ctx context.Context, t *testing.T, run *proc) result {
+	t.Helper()
+	r := run.wait(ctx)
+	if strings.Contains(r.stderr, "DATA RACE") {
+		t.Fatalf("the run raced:\n%s", r.stderr)
+	}
+	return r
 }
