@@ -211,7 +211,27 @@ func (o *Orchestrator) warnTell(err error) {
 	}
 }
 
-func (o *Orchestrator) socketPath() string { return filepath.Join(o.Dir, handoff.SocketFile) }
+// socketPath is the run's socket. A unix socket's path is limited to about
+// a hundred bytes; a longer one is given relative to the working directory
+// if that is shorter (the run and the command each find the same file).
+func (o *Orchestrator) socketPath() string {
+	p := filepath.Join(o.Dir, handoff.SocketFile)
+	if len(p) < 100 {
+		return p
+	}
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		return p
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return p
+	}
+	if rel, err := filepath.Rel(wd, abs); err == nil && len(rel) < len(p) {
+		return rel
+	}
+	return p
+}
 
 // personWindow is what a run learns of a person's changes while it runs:
 // the changes taken over its socket, and the stop files that appeared.
@@ -230,7 +250,7 @@ func (r *Runner) listen() func() {
 	r.person = w
 	srv, err := handoff.Listen(r.O.socketPath(), os.Getpid(), func(b []byte) error {
 		var c PersonChange
-		dec := json.NewDecoder(strings.NewReader(string(b)))
+		dec := json.NewDecoder(bytes.NewReader(b))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&c); err != nil {
 			return err
@@ -442,7 +462,8 @@ func (o *Orchestrator) removeForged(from int64, people []takenChange) ([]string,
 // WithWriteLock runs fn holding the state directory's write lock, which
 // the loop guard holds while it compares: a change fn makes is then
 // wholly before or wholly after the comparison. If the lock cannot be
-// had, fn runs without it.
+// had, fn runs without it, as it would without a run: a person's stop
+// must not wait on a lock.
 func (o *Orchestrator) WithWriteLock(ctx context.Context, fn func() error) error {
 	wait := o.LockWait
 	if wait == 0 {

@@ -64,3 +64,24 @@ func TestPersonChangeValid(t *testing.T) {
 		}
 	}
 }
+
+// A state directory whose socket path is too long for a unix socket is
+// listened on relative to the working directory.
+func TestSocketPathLong(t *testing.T) {
+	long := filepath.Join(t.TempDir(), strings.Repeat("d", 60), strings.Repeat("e", 60))
+	dir := filepath.Join(long, ".orchestrator")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(long)
+	o := &Orchestrator{Dir: dir}
+	if got, want := o.socketPath(), filepath.Join(".orchestrator", ".run.sock"); got != want {
+		t.Fatalf("socketPath = %q, want %q", got, want)
+	}
+	r := &Runner{O: o}
+	stop := r.listen()
+	defer stop()
+	if r.person.srv == nil {
+		t.Fatal("the run does not listen")
+	}
+}
