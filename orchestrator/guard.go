@@ -19,12 +19,19 @@ import (
 )
 
 // The loop guard. A coding agent runs with write access to the whole
-// workspace, the state directory included, and the tool cannot tell its
-// edits from a person's while its loop runs. So the runner records what the
+// workspace, the state directory included. So the runner records what the
 // limits and a person's stops depend on before every loop, compares after
-// it, and restores what the loop changed other than through orchestrator
-// commands: the run then stops (reason code guard). Between runs no agent
-// runs, so edits then are a person's and are honoured.
+// it, and restores what the loop loosened other than through orchestrator
+// commands: the run then stops (reason code guard). The guard is monotone:
+// an edit that only tightens (a lower limit, an issue halted or skipped,
+// a new stop file) stands, whoever made it; and what a person's command
+// told the run it set during the loop (over the run's socket, from a
+// process that does not descend from the run: see guard_person.go and
+// package handoff) counts as part of the state before the loop, so a
+// person's answer during a loop stands too. A user_response record that a
+// loop appends to the ledger without a person's command behind it is
+// removed. Between runs no agent runs, so edits then are a person's and
+// are honoured.
 
 // guardSnapshot is the protected state as it was before a loop.
 type guardSnapshot struct {
@@ -39,6 +46,8 @@ type guardSnapshot struct {
 	// cross-issue rules read), to put back if a loop truncates or rewrites
 	// the ledger.
 	ledgerWindow []byte
+	// person is what the run learns of a person's changes during the loop.
+	person *personWindow
 }
 
 // A guardChange is one change a loop made to protected state, and what the
@@ -50,13 +59,16 @@ type guardChange struct {
 	// has a Verify check: it goes back to in_progress and the tool's own
 	// verification decides. A claim does not stop the run.
 	Claim bool
+	// Kept marks a change the guard let stand: a person's, or one that
+	// only tightens. It does not stop the run.
+	Kept bool
 }
 
 // stops returns the changes that stop the run: all but claims.
 func stops(changes []guardChange) []guardChange {
 	var out []guardChange
 	for _, c := range changes {
-		if !c.Claim {
+		if !c.Claim && !c.Kept {
 			out = append(out, c)
 		}
 	}
@@ -188,101 +200,49 @@ func eventsSince(path string, off int64) []Event {
 // guardAfter compares the protected state with the snapshot taken before
 // loop, restores what the loop changed other than through orchestrator
 // commands, records each change as a guard event, and returns them.
+//
+// The guard is monotone: what a person's command told the run it set
+// during the loop (see PersonChange) counts as part of the state before
+// the loop, and so does a stop file that appeared; an edit that only
+// tightens a limit stands, whoever made it. Only loosening changes are
+// undone. It holds the write lock while it compares, so a person's
+// command is either wholly before the comparison or wholly after it.
 func (o *Orchestrator) guardAfter(s *guardSnapshot, runID string, loop int) ([]guardChange, error) {
 	var changes []guardChange
 	add := func(restored bool, format string, args ...any) {
 		changes = append(changes, guardChange{What: fmt.Sprintf(format, args...), Restored: restored})
 	}
-	ledger := o.paths().Ledger()
-	newEvents := map[string]bool{} // issues a command recorded a failure of during the loop
-	size, tail := ledgerEnd(ledger, s.ledgerSize)
-	if size < s.ledgerSize || !bytes.Equal(tail, s.ledgerTail) {
-		// What the limits read is put back: the last 24 hours as they were
-		// before the loop. What the loop wrote there is not believed.
-		if err := writeFileAtomic(ledger, s.ledgerWindow); err != nil {
-			return changes, err
-		}
-		add(true, "logs/retry.jsonl was truncated or rewritten (%d bytes before the loop, %d after): its last 24 hours restored", s.ledgerSize, size)
-	} else {
-		for _, ev := range eventsSince(ledger, s.ledgerSize) {
-			if ev.Event == EvAttempt {
-				newEvents[ev.IssueID] = true
-			}
-		}
-	}
-
-	// Files: the configuration, template overrides, the stop files.
-	for _, path := range o.guardedFiles() {
-		if _, ok := s.files[path]; !ok {
-			s.files[path] = nil // a template override the loop added
-		}
-	}
-	paths := make([]string, 0, len(s.files))
-	for p := range s.files {
-		paths = append(paths, p)
-	}
-	slices.Sort(paths)
-	for _, path := range paths {
-		before, now := s.files[path], readMaybe(path)
-		name, _ := filepath.Rel(o.Dir, path)
-		switch {
-		case before == nil && now == nil, before != nil && now != nil && bytes.Equal(*before, *now):
-			continue
-		case path == o.paths().Sentinel() || path == o.paths().Pause():
-			if before == nil {
-				continue // a new stop file only stops more
-			}
-			if err := writeFileAtomic(path, *before); err != nil {
-				return changes, err
-			}
-			add(true, "%s was removed (a person's stop): put back", name)
-			continue
-		}
-		if now != nil && filepath.Base(path) == "config.toml" {
-			if err := writeFileAtomic(path+".rejected", *now); err != nil {
-				return changes, err
-			}
-		}
-		if before == nil {
-			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				return changes, err
-			}
-		} else if err := writeFileAtomic(path, *before); err != nil {
-			return changes, err
-		}
-		what := "changed"
-		switch {
-		case before == nil:
-			what = "created"
-		case now == nil:
-			what = "removed"
-		}
-		extra := ""
-		if filepath.Base(path) == "config.toml" && now != nil {
-			extra = "; the loop's version is in config.toml.rejected"
-		}
-		add(true, "%s was %s: restored%s", name, what, extra)
-	}
-	lockPath := filepath.Join(o.Dir, statefile.LockFile)
-	if fi, err := os.Lstat(lockPath); s.lock != nil && (err != nil || !os.SameFile(fi, s.lock)) {
-		if err != nil {
-			if f, err := statefile.OpenNoLink(lockPath, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-				f.Close()
-			}
-		}
-		add(err != nil, "%s was removed or replaced (the state directory's own lock still kept other runs out)", statefile.LockFile)
-	}
-
-	// The two markdown files.
+	// The two markdown files: one deleted is put back before the store
+	// reads it (it would read a blank one).
 	if _, err := os.Stat(o.paths().State()); s.stateExists && errors.Is(err, fs.ErrNotExist) {
 		if err := writeFileAtomic(o.paths().State(), s.state.Source()); err != nil {
 			return changes, err
 		}
 		add(true, "session_state.md was deleted: restored")
 	}
-	found := len(changes)
+	pre := len(changes)
+	var (
+		once      []guardChange
+		onceDone  bool
+		onceErr   error
+		newEvents map[string]bool // issues a command recorded a failure of during the loop
+	)
+	doOnce := func() {
+		onceDone = true
+		people, seen := s.person.take(settleWait)
+		once, newEvents, onceErr = o.guardOnce(s, people, seen)
+		if onceErr == nil {
+			onceErr = o.recordPeople(runID, loop, people)
+		}
+	}
 	err := o.store().Update(context.Background(), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
-		changes = changes[:found] // the store may call this again, on a file caught mid-save
+		if !onceDone {
+			doOnce()
+		}
+		changes = append(changes[:pre], once...) // the store may call this again, on a file caught mid-save
+		if onceErr != nil {
+			return issuequeue.Change{}, onceErr
+		}
 		var qe, se []issuequeue.Edit
 		for _, old := range s.queue.Issues {
 			if _, err := q.Lookup(old.ID); errors.As(err, new(*issuequeue.QuarantinedError)) {
@@ -315,16 +275,149 @@ func (o *Orchestrator) guardAfter(s *guardSnapshot, runID string, loop int) ([]g
 		}
 		return issuequeue.Change{Queue: qe, State: se}, nil
 	})
+	if !onceDone {
+		// The store failed before it read the files (one the loop made
+		// invalid): the rest is put back all the same.
+		doOnce()
+		changes = append(changes[:pre], once...)
+	}
+	if err == nil {
+		err = onceErr
+	}
 	if err != nil {
 		return changes, err
 	}
 	lg := o.log()
 	for _, c := range changes {
+		if c.Kept {
+			continue
+		}
 		if err := lg.Record(Event{Time: o.now(), Event: EvGuard, RunID: runID, Loop: loop, Code: CodeGuard, Reason: c.What}); err != nil {
 			return changes, err
 		}
 	}
 	return changes, nil
+}
+
+// guardOnce does what the guard does once per loop under the write lock:
+// the ledger, a person's changes applied to the snapshot, the files.
+func (o *Orchestrator) guardOnce(s *guardSnapshot, people []takenChange, seen map[string]*[]byte) ([]guardChange, map[string]bool, error) {
+	var changes []guardChange
+	add := func(restored bool, format string, args ...any) {
+		changes = append(changes, guardChange{What: fmt.Sprintf(format, args...), Restored: restored})
+	}
+	kept := func(format string, args ...any) {
+		changes = append(changes, guardChange{What: fmt.Sprintf(format, args...), Kept: true})
+	}
+	ledger := o.paths().Ledger()
+	newEvents := map[string]bool{}
+	size, tail := ledgerEnd(ledger, s.ledgerSize)
+	if size < s.ledgerSize || !bytes.Equal(tail, s.ledgerTail) {
+		// What the limits read is put back: the last 24 hours as they were
+		// before the loop. What the loop wrote there is not believed.
+		if err := writeFileAtomic(ledger, s.ledgerWindow); err != nil {
+			return changes, newEvents, err
+		}
+		add(true, "logs/retry.jsonl was truncated or rewritten (%d bytes before the loop, %d after): its last 24 hours restored", s.ledgerSize, size)
+	} else {
+		forged, err := o.removeForged(s.ledgerSize, people)
+		if err != nil {
+			return changes, newEvents, err
+		}
+		for _, f := range forged {
+			add(true, "logs/retry.jsonl: a %s record no person's command made was appended: removed", f)
+		}
+		for _, ev := range eventsSince(ledger, s.ledgerSize) {
+			if ev.Event == EvAttempt {
+				newEvents[ev.IssueID] = true
+			}
+		}
+	}
+
+	// A person's changes, and the stop files that appeared, are part of
+	// the state before the loop.
+	for path, b := range seen {
+		if cur, ok := s.files[path]; ok && cur == nil {
+			s.files[path] = b
+		}
+	}
+	for _, c := range people {
+		s.applyPerson(o, c)
+		kept("a person's change during the loop: %s", c.what())
+	}
+
+	// Files: the configuration, template overrides, the stop files.
+	for _, path := range o.guardedFiles() {
+		if _, ok := s.files[path]; !ok {
+			s.files[path] = nil // a template override the loop added
+		}
+	}
+	paths := make([]string, 0, len(s.files))
+	for p := range s.files {
+		paths = append(paths, p)
+	}
+	slices.Sort(paths)
+	for _, path := range paths {
+		before, now := s.files[path], readMaybe(path)
+		name, _ := filepath.Rel(o.Dir, path)
+		switch {
+		case before == nil && now == nil, before != nil && now != nil && bytes.Equal(*before, *now):
+			continue
+		case path == o.paths().Sentinel() || path == o.paths().Pause():
+			if before == nil {
+				continue // a new stop file only stops more
+			}
+			if err := writeFileAtomic(path, *before); err != nil {
+				return changes, newEvents, err
+			}
+			add(true, "%s was removed (a person's stop): put back", name)
+			continue
+		}
+		isConfig := filepath.Base(path) == "config.toml" && filepath.Dir(path) == filepath.Clean(o.Dir)
+		var loose []string
+		if isConfig && now != nil {
+			var old []byte
+			if before != nil {
+				old = *before
+			}
+			if loose = configLoosens(old, *now); len(loose) == 0 {
+				kept("%s was tightened: kept", name)
+				continue
+			}
+			if err := writeFileAtomic(path+".rejected", *now); err != nil {
+				return changes, newEvents, err
+			}
+		}
+		if before == nil {
+			if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return changes, newEvents, err
+			}
+		} else if err := writeFileAtomic(path, *before); err != nil {
+			return changes, newEvents, err
+		}
+		what := "changed"
+		switch {
+		case before == nil:
+			what = "created"
+		case now == nil:
+			what = "removed"
+		}
+		extra := ""
+		if isConfig && now != nil {
+			extra = "; the loop's version is in config.toml.rejected (it loosens " + strings.Join(loose, ", ") + ")"
+		}
+		add(true, "%s was %s: restored%s", name, what, extra)
+	}
+	lockPath := filepath.Join(o.Dir, statefile.LockFile)
+	if fi, err := os.Lstat(lockPath); s.lock != nil && (err != nil || !os.SameFile(fi, s.lock)) {
+		if err != nil {
+			if f, err := statefile.OpenNoLink(lockPath, os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
+				f.Close()
+			}
+		}
+		add(err != nil, "%s was removed or replaced (the state directory's own lock still kept other runs out)", statefile.LockFile)
+	}
+	return changes, newEvents, nil
 }
 
 // guardIssue returns the edits that undo a loop's changes to one issue's
@@ -350,7 +443,8 @@ func (o *Orchestrator) guardIssue(old, now *issuequeue.Issue, failRecorded bool,
 	if !old.AutoRetry && now.AutoRetry {
 		restore(issuequeue.FieldAutoRetry, "Auto-Retry false → true")
 	}
-	if (old.Status == issuequeue.StatusEscalated || old.Status == issuequeue.StatusSkipped) && now.Status != old.Status {
+	if (old.Status == issuequeue.StatusEscalated || old.Status == issuequeue.StatusSkipped) && now.Status != old.Status &&
+		now.Status != issuequeue.StatusSkipped {
 		restore(issuequeue.FieldStatus, "Status %s → %s", old.Status, now.Status)
 	}
 	if old.Status == issuequeue.StatusInProgress && now.Status == issuequeue.StatusResolved && now.Verify != "" {

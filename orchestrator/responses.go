@@ -18,19 +18,14 @@ import (
 // count 0, pending.
 func (o *Orchestrator) Retry(ctx context.Context, id string) error {
 	return o.respond(ctx, id, "retry", "", func(is *issuequeue.Issue) []issuequeue.Edit {
-		return []issuequeue.Edit{
-			issuequeue.SetField(id, issuequeue.FieldRetryCount, "0"),
-			issuequeue.SetField(id, issuequeue.FieldHalted, "false"),
-			issuequeue.SetField(id, issuequeue.FieldSignatureRepeatCount, "0"),
-			issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusPending),
-		}
+		return RetryChange(id).issueEdits() // what a running run is told it sets
 	}, "%s will be retried from attempt 1\n")
 }
 
 // Skip marks an issue skipped.
 func (o *Orchestrator) Skip(ctx context.Context, id, reason string) error {
 	return o.respond(ctx, id, "skip", reason, func(is *issuequeue.Issue) []issuequeue.Edit {
-		return []issuequeue.Edit{issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusSkipped)}
+		return SkipChange(id).issueEdits()
 	}, "%s skipped\n")
 }
 
@@ -42,13 +37,7 @@ func (o *Orchestrator) Fix(ctx context.Context, id, instruction string) error {
 		return fmt.Errorf("the fix instruction is empty")
 	}
 	return o.respond(ctx, id, "fix", instruction, func(is *issuequeue.Issue) []issuequeue.Edit {
-		return []issuequeue.Edit{
-			issuequeue.SetSection(id, issuequeue.SectionFixInstruction, instruction),
-			issuequeue.SetField(id, issuequeue.FieldRetryCount, "0"),
-			issuequeue.SetField(id, issuequeue.FieldHalted, "false"),
-			issuequeue.SetField(id, issuequeue.FieldSignatureRepeatCount, "0"),
-			issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusPending),
-		}
+		return append([]issuequeue.Edit{issuequeue.SetSection(id, issuequeue.SectionFixInstruction, instruction)}, FixChange(id).issueEdits()...)
 	}, "%s will be retried with your instruction as high-priority guidance\n")
 }
 

@@ -42,6 +42,7 @@ type Runner struct {
 
 	sentinel atomic.Bool
 	stats    runStats
+	person   *personWindow // a person's changes during loops (guard_person.go)
 }
 
 // RunReport is the result of a run, for --json and the summary.
@@ -174,6 +175,8 @@ func (r *Runner) Run(ctx context.Context) (RunReport, error) {
 
 	stopWatch := r.watchSentinel()
 	defer stopWatch()
+	stopListen := r.listen()
+	defer stopListen()
 
 	// Open the run. Pruning the logs happens under the write lock, so no
 	// event is appended meanwhile.
@@ -274,10 +277,12 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		if err != nil {
 			return err
 		}
+		r.beginGuard(rep.RunID, loop)
 		snap, err := o.snapshot()
 		if err != nil {
 			return err
 		}
+		snap.person = r.person
 		res, result, transient, stop, err := r.runLoop(ctx, rep.RunID, loop, kind, retried, before)
 		if err != nil {
 			return err

@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"fmt"
+
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 func init() {
@@ -36,7 +38,11 @@ Examples:
 			if err != nil {
 				return err
 			}
-			was, err := o.ResetBreaker(ctx)
+			var was string
+			err = o.TellRun(orchestrator.BreakerResetChange(), func() (err error) {
+				was, err = o.ResetBreaker(ctx)
+				return err
+			})
 			if err != nil {
 				return err
 			}

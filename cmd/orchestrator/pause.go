@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"time"
+
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 func init() {
@@ -53,7 +55,9 @@ Examples:
 				}
 				until = now.Add(*dur).UTC().Truncate(time.Second)
 			}
-			if err := o.Pause(until); err != nil {
+			// A run in progress is told, so that its loop guard keeps the
+			// pause even if the loop deletes it.
+			if err := o.TellRun(orchestrator.PauseChange(until), func() error { return o.Pause(until) }); err != nil {
 				return err
 			}
 			if until.IsZero() {
@@ -84,7 +88,16 @@ Examples:
 			if err != nil {
 				return err
 			}
-			was, err := o.Resume()
+			// The pause is lifted under the write lock, which the loop guard
+			// holds while it compares: the guard sees it wholly before or
+			// wholly after.
+			var was bool
+			err = o.TellRun(orchestrator.ResumeChange(), func() error {
+				return o.WithWriteLock(ctx, func() (err error) {
+					was, err = o.Resume()
+					return err
+				})
+			})
 			if err != nil {
 				return err
 			}

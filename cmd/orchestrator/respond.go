@@ -4,6 +4,8 @@ import (
 	"context"
 	"flag"
 	"strings"
+
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 func init() {
@@ -30,7 +32,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			return o.Retry(ctx, id)
+			return o.TellRun(orchestrator.RetryChange(id), func() error { return o.Retry(ctx, id) })
 		},
 	})
 	register(&command{
@@ -57,7 +59,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			return o.Skip(ctx, id, *reason)
+			return o.TellRun(orchestrator.SkipChange(id), func() error { return o.Skip(ctx, id, *reason) })
 		},
 	})
 	register(&command{
@@ -87,7 +89,7 @@ Examples:
 			if err != nil {
 				return err
 			}
-			return o.Fix(ctx, args[0], strings.Join(args[1:], " "))
+			return o.TellRun(orchestrator.FixChange(args[0]), func() error { return o.Fix(ctx, args[0], strings.Join(args[1:], " ")) })
 		},
 	})
 }

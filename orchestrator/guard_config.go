@@ -1,0 +1,157 @@
+package orchestrator
+
+import (
+	"fmt"
+	"os"
+	"reflect"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/autoretry/orchestrator/internal/config"
+)
+
+// The guard keeps an edit of config.toml made during a loop, whoever made
+// it, if every value it changes is tightened: a limit that stops loops
+// sooner. For each key below, the direction that tightens is known; a
+// change of any other key, a key removed or a file that does not load is
+// a loosening, and the whole file is restored.
+
+// configLimit is one key whose tightening direction is known.
+type configLimit struct {
+	key string
+	// get reads the value; set copies it from one configuration to another.
+	get func(*config.Config) float64
+	set func(dst, src *config.Config)
+	// lower: a lower value tightens, else a higher one does. zeroOff: 0
+	// turns the limit off, the loosest value of all.
+	lower, zeroOff bool
+}
+
+func intLimit(key string, p func(*config.Config) *int, lower, zeroOff bool) configLimit {
+	return configLimit{key: key, get: func(c *config.Config) float64 { return float64(*p(c)) },
+		set: func(d, s *config.Config) { *p(d) = *p(s) }, lower: lower, zeroOff: zeroOff}
+}
+
+func durLimit(key string, p func(*config.Config) *time.Duration, lower, zeroOff bool) configLimit {
+	return configLimit{key: key, get: func(c *config.Config) float64 { return float64(*p(c)) },
+		set: func(d, s *config.Config) { *p(d) = *p(s) }, lower: lower, zeroOff: zeroOff}
+}
+
+func floatLimit(key string, p func(*config.Config) *float64, lower, zeroOff bool) configLimit {
+	return configLimit{key: key, get: func(c *config.Config) float64 { return *p(c) },
+		set: func(d, s *config.Config) { *p(d) = *p(s) }, lower: lower, zeroOff: zeroOff}
+}
+
+var configLimits = []configLimit{
+	durLimit("loop.timeout", func(c *config.Config) *time.Duration { return &c.Loop.Timeout }, true, true),
+	intLimit("loop.max_loops", func(c *config.Config) *int { return &c.Loop.MaxLoops }, true, false),
+	intLimit("auto_retry.global_cap", func(c *config.Config) *int { return &c.AutoRetry.GlobalCap }, true, false),
+	intLimit("auto_retry.max_retries", func(c *config.Config) *int { return &c.AutoRetry.MaxRetries }, true, false),
+	intLimit("auto_retry.halt_after_repeats", func(c *config.Config) *int { return &c.AutoRetry.HaltAfterRepeats }, true, false),
+	durLimit("backoff.base", func(c *config.Config) *time.Duration { return &c.Backoff.Base }, false, false),
+	floatLimit("backoff.factor", func(c *config.Config) *float64 { return &c.Backoff.Factor }, false, false),
+	durLimit("backoff.max", func(c *config.Config) *time.Duration { return &c.Backoff.Max }, false, false),
+	intLimit("backoff.attempts", func(c *config.Config) *int { return &c.Backoff.Attempts }, true, false),
+	intLimit("backoff.rate_limit_attempts", func(c *config.Config) *int { return &c.Backoff.RateLimitAttempts }, true, false),
+	intLimit("budget.loops_per_day", func(c *config.Config) *int { return &c.Budget.LoopsPerDay }, true, true),
+	intLimit("budget.auto_retry_loops_per_day", func(c *config.Config) *int { return &c.Budget.AutoRetryLoopsPerDay }, true, true),
+	durLimit("budget.agent_time_per_day", func(c *config.Config) *time.Duration { return &c.Budget.AgentTimePerDay }, true, true),
+	floatLimit("budget.cost_per_day", func(c *config.Config) *float64 { return &c.Budget.CostPerDay }, true, true),
+	intLimit("circuit_breaker.threshold", func(c *config.Config) *int { return &c.CircuitBreaker.Threshold }, true, false),
+	durLimit("circuit_breaker.cooldown", func(c *config.Config) *time.Duration { return &c.CircuitBreaker.Cooldown }, false, false),
+	intLimit("stall.loops", func(c *config.Config) *int { return &c.Stall.Loops }, true, false),
+	intLimit("cascade.threshold", func(c *config.Config) *int { return &c.Cascade.Threshold }, true, false),
+	intLimit("cascade.window", func(c *config.Config) *int { return &c.Cascade.Window }, false, false),
+}
+
+// tightens says whether a change of l from a to b tightens (or keeps) it.
+func (l configLimit) tightens(a, b float64) bool {
+	switch {
+	case a == b:
+		return true
+	case l.zeroOff && b == 0:
+		return false
+	case l.zeroOff && a == 0:
+		return true
+	case l.lower:
+		return b < a
+	default:
+		return b > a
+	}
+}
+
+// configLoosens compares two versions of config.toml and returns the
+// changes that loosen, none if every change tightens. The environment
+// plays no part: both are read as files.
+func configLoosens(before, after []byte) []string {
+	a, aerr := loadConfigBytes(before)
+	b, berr := loadConfigBytes(after)
+	switch {
+	case berr != nil:
+		return []string{"the file does not load: " + firstLine(berr.Error())}
+	case aerr != nil:
+		return []string{"the file before the loop did not load either"}
+	}
+	var loose []string
+	for _, l := range configLimits {
+		x, y := l.get(a), l.get(b)
+		if !l.tightens(x, y) {
+			loose = append(loose, fmt.Sprintf("%s %v → %v", l.key, l.format(x), l.format(y)))
+		}
+		l.set(b, a) // what is left to compare is every other key
+	}
+	types := map[string]bool{}
+	for t := range a.AutoRetry.MaxRetriesByType {
+		types[t] = true
+	}
+	for t := range b.AutoRetry.MaxRetriesByType {
+		types[t] = true
+	}
+	names := make([]string, 0, len(types))
+	for t := range types {
+		names = append(names, t)
+	}
+	slices.Sort(names)
+	for _, t := range names {
+		if x, y := a.MaxRetriesFor(t), b.MaxRetriesFor(t); y > x {
+			loose = append(loose, fmt.Sprintf("auto_retry.max_retries_by_type.%s %d → %d", t, x, y))
+		}
+	}
+	b.AutoRetry.MaxRetriesByType = a.AutoRetry.MaxRetriesByType
+	if !reflect.DeepEqual(a, b) {
+		loose = append(loose, "a key whose change the guard does not count as tightening")
+	}
+	return loose
+}
+
+func (l configLimit) format(v float64) string {
+	if strings.HasSuffix(l.key, "timeout") || strings.HasSuffix(l.key, "cooldown") || strings.HasSuffix(l.key, "_time_per_day") ||
+		l.key == "backoff.base" || l.key == "backoff.max" {
+		return time.Duration(v).String()
+	}
+	return fmt.Sprint(v)
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// loadConfigBytes reads a version of config.toml as the run would, the
+// environment aside.
+func loadConfigBytes(b []byte) (*config.Config, error) {
+	f, err := os.CreateTemp("", "orchestrator-config-*.toml")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if err := f.Close(); err != nil {
+		return nil, err
+	}
+	return config.Load(f.Name(), func(string) string { return "" })
+}
