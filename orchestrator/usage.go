@@ -222,7 +222,10 @@ func Budgets(cfg *config.Config, u Usage) []Budget {
 		{Code: CodeDailyAutoRetries, Key: "auto_retry_loops_per_day", Used: float64(len(u.AutoRetryLoops)), Limit: float64(b.AutoRetryLoopsPerDay)},
 		{Code: CodeDailyAgentTime, Key: "agent_time_per_day", Used: u.AgentTime().Seconds(), Limit: b.AgentTimePerDay.Seconds()},
 		{Code: CodeDailyCost, Key: "cost_per_day", Used: u.Cost(), Limit: b.CostPerDay},
-		{Code: CodeDailyTokens, Key: "tokens_per_day", Used: float64(u.Tokens()), Limit: float64(b.TokensPerDay)},
+	}
+	if b.TokensPerDay > 0 {
+		// Listed only where it is on: most loops report no tokens.
+		out = append(out, Budget{Code: CodeDailyTokens, Key: "tokens_per_day", Used: float64(u.Tokens()), Limit: float64(b.TokensPerDay)})
 	}
 	for i := range out {
 		x := &out[i]
