@@ -138,8 +138,8 @@ func StopHalted(id string, code Code, repeats int) *StopError {
 // or access (text is what the agent said): no clock lifts it, and it is the
 // machine's fault, not the issues'.
 func stopAgentAuth(text string) *StopError {
-	return &StopError{Code: CodePermanentError, Reason: "the agent's provider refused its credentials or access (" + text + ")",
-		Hint: "log the agent in again or fix its API key or plan, then run again; the issues it worked on are pending, nothing was counted against them"}
+	return &StopError{Code: CodePermanentError, Reason: fmt.Sprintf("the loop failed with a permanent error (%s)", text),
+		Hint: "fix the cause: the agent's provider refused its credentials or access; log the agent in again, or fix its API key or plan, then run again (the issues it worked on are pending, nothing was counted against them)"}
 }
 
 // stopAgentUnavailable stops a run whose agent's provider was still

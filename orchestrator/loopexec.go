@@ -130,8 +130,10 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 			return lr, ResultOK, transient, nil, nil
 		}
 		class, pattern := af.class, af.what
-		if class == "" {
-			class, pattern = classify(cfg, res)
+		if c, p := classify(cfg, res); class == "" {
+			class, pattern = c, p
+		} else if p != "" && af.until.IsZero() && (c == class || class == classAuth && c == ResultPermanent) {
+			pattern = p // named as the configuration names it; a reset is named in the agent's words
 		}
 		switch class {
 		case classAuth:
