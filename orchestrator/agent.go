@@ -43,12 +43,16 @@ type agentFailure struct {
 }
 
 // agentFailureOf reads a report for a failure of the machine rather than of
-// the work: refused credentials, a usage or rate limit, an overload. It is
-// read when the loop failed or the agent said it ended in error (a loop
-// script may exit 0 after its agent failed); a limit the agent met and got
-// past on its own is not a failure.
+// the work: refused credentials, a usage or rate limit, an overload. After
+// a loop that exited 0 (a loop script may, after its agent failed) only the
+// failures no agent gets past within a run count, a usage limit and
+// refused credentials: agents retry rate limits and overloads themselves,
+// and one they got past is no failure.
 func agentFailureOf(rep agentout.Report, exitCode int) agentFailure {
-	if !rep.Error && exitCode == 0 {
+	if !rep.Error {
+		return agentFailure{}
+	}
+	if exitCode == 0 && rep.ErrorKind != agentout.ErrUsageLimit && rep.ErrorKind != agentout.ErrAuth {
 		return agentFailure{}
 	}
 	switch rep.ErrorKind {
