@@ -39,6 +39,22 @@ type Event struct {
 	Cost          float64   `json:"cost,omitempty"` // a loop execution's reported cost
 	Code          Code      `json:"code,omitempty"` // the reason code of a stop or halt
 	Until         time.Time `json:"until,omitzero"`
+	// What the agent reported of a loop execution, where [agent] kind
+	// reads its output: its tokens, the error it ended with, and its
+	// provider's usage window.
+	Tokens      *EventTokens `json:"tokens,omitempty"`
+	AgentError  string       `json:"agent_error,omitempty"`
+	WindowUsed  float64      `json:"window_used,omitempty"` // share of the window used, 0..1
+	WindowReset time.Time    `json:"window_reset,omitzero"` // when that window resets
+}
+
+// EventTokens are the tokens an agent reported for one loop execution, as it
+// stated them.
+type EventTokens struct {
+	Input      int64 `json:"input"`
+	Output     int64 `json:"output"`
+	CacheRead  int64 `json:"cache_read"`
+	CacheWrite int64 `json:"cache_write"`
 }
 
 // Log event names.

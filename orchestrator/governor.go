@@ -41,6 +41,12 @@ const (
 	CodeLoopFailed       Code = "loop_failed"        // the run ended and its last loop's command had failed
 )
 
+// Reason codes of the agent's own reports.
+const (
+	CodeDailyTokens Code = "daily_tokens" // [budget] tokens_per_day spent
+	CodeWindowShare Code = "window_share" // [budget] window_share of the agent's usage window used
+)
+
 // Reason codes of halted or escalated issues.
 const (
 	CodeMaxRetries      Code = "max_retries"                    // Retry-Count reached Max-Retries
@@ -115,6 +121,7 @@ func Gate(in Inputs, kind string) (all []Verdict, stop *Verdict) {
 		rules = append(rules, ruleSentinel, ruleDisabled)
 	}
 	rules = append(rules, ruleDailyLoops, ruleDailyAgentTime, ruleDailyCost)
+	rules = append(rules, ruleDailyTokens, ruleWindowShare)
 	if kind == KindAutoRetry {
 		rules = append(rules, ruleDailyAutoRetries)
 	}
@@ -390,5 +397,50 @@ func issueVerdict(in Inputs, is *issuequeue.Issue) IssueVerdict {
 	}
 	v.Retry = true
 	v.Because = fmt.Sprintf("attempt %d of %d", is.RetryCount+1, MaxRetries(in.Config, is))
+	return v
+}
+
+func ruleDailyTokens(in Inputs) Verdict {
+	u, limit := in.Usage, in.Config.Budget.TokensPerDay
+	used := u.Tokens()
+	v := Verdict{Rule: CodeDailyTokens, Value: fmt.Sprintf("%d tokens reported in the last 24h", used), Limit: "off"}
+	if limit <= 0 {
+		return v
+	}
+	v.Limit = fmt.Sprintf("%d per 24h", limit)
+	if used < int64(limit) {
+		return v
+	}
+	next := u.nextSum(func(e Exec) float64 { return float64(e.Tokens) }, float64(limit))
+	v.Stop, v.Until = true, next
+	v.Reason = fmt.Sprintf("daily budget spent: %d tokens in the last 24h (limit %d); next loop possible at %s", used, limit, clock(next, in.Now))
+	v.Hint = budgetHint(in)
+	return v
+}
+
+// ruleWindowShare stops loops while the agent's last report of its
+// provider's usage window says that [budget] window_share of it is used,
+// until that window resets: the rest is kept for people.
+func ruleWindowShare(in Inputs) Verdict {
+	share := in.Config.Budget.WindowShare
+	v := Verdict{Rule: CodeWindowShare, Value: "no usage window reported", Limit: "off"}
+	if share > 0 {
+		v.Limit = fmt.Sprintf("%.0f%% of the window", share*100)
+	}
+	last, ok := in.Usage.LastWindow()
+	if !ok {
+		return v
+	}
+	v.Value = fmt.Sprintf("%.0f%% of the window used", last.WindowUsed*100)
+	if !last.WindowReset.IsZero() {
+		v.Value += ", resets " + last.WindowReset.UTC().Format(time.RFC3339)
+	}
+	if share <= 0 || last.WindowUsed < share || last.WindowReset.IsZero() || !in.Now.Before(last.WindowReset) {
+		return v
+	}
+	v.Stop, v.Wait, v.Until = true, true, last.WindowReset
+	v.Reason = fmt.Sprintf("the agent has used %.0f%% of its usage window (limit %.0f%%); it resets at %s",
+		last.WindowUsed*100, share*100, clock(last.WindowReset, in.Now))
+	v.Hint = "runs before then exit 0 without running the agent; raise [budget] window_share to let loops use more of it"
 	return v
 }

@@ -28,10 +28,11 @@ func (e *StopError) Error() string { return "stopped (" + string(e.Code) + "): "
 // NeedsPerson reports whether a stop, halt or escalation with reason code c
 // waits for a person's answer. A pause and a rate-limit window do not:
 // nothing is wrong, and they lift by themselves or by the person who chose
-// them; nor does an abort, which a person asked for. Every other code does.
+// them, nor a share of the agent's usage window kept for people; nor does
+// an abort, which a person asked for. Every other code does.
 func NeedsPerson(c Code) bool {
 	switch c {
-	case "", CodePaused, CodeRateLimited, CodeAborted:
+	case "", CodePaused, CodeRateLimited, CodeAborted, CodeWindowShare:
 		return false
 	}
 	return true
@@ -131,4 +132,22 @@ func StopHalted(id string, code Code, repeats int) *StopError {
 	}
 	return &StopError{Code: code, Reason: fmt.Sprintf("%s halted: %s", id, why),
 		Hint: "a person is needed: 'orchestrator fix " + id + " \"…\"', 'orchestrator retry " + id + "' or 'orchestrator skip " + id + "'"}
+}
+
+// stopAgentAuth stops a run whose agent's provider refused its credentials
+// or access (text is what the agent said): no clock lifts it, and it is the
+// machine's fault, not the issues'.
+func stopAgentAuth(text string) *StopError {
+	return &StopError{Code: CodePermanentError, Reason: fmt.Sprintf("the loop failed with a permanent error (%s)", text),
+		Hint: "fix the cause: the agent's provider refused its credentials or access; log the agent in again, or fix its API key or plan, then run again (the issues it worked on are pending, nothing was counted against them)"}
+}
+
+// stopAgentUnavailable stops a run whose agent's provider was still
+// unavailable (what says how) after tries runs: a window until until, in
+// which runs exit 0 without running the agent.
+func stopAgentUnavailable(what string, tries int, until, now time.Time) *StopError {
+	until = until.UTC().Truncate(time.Second)
+	return &StopError{Code: CodeRateLimited, Wait: true, Until: until,
+		Reason: fmt.Sprintf("rate-limited until %s (the agent's provider was still %s after %d tries)", clock(until, now), what, tries),
+		Hint:   "runs before then exit 0 without running the agent; nothing to do"}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -91,9 +92,17 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 		r.progress("loop %d (%s) starting: %s", loop, kind, cfg.Loop.Command)
 		started := r.now()
 		os.Remove(costPath)
+		ar := r.agentReader(started)
+		var out io.Writer = r.Terminal
+		if ar != nil {
+			out = ar
+			if r.Terminal != nil {
+				out = io.MultiWriter(r.Terminal, ar)
+			}
+		}
 		res, err := r.exec(ctx, procgroup.Spec{
 			Command: cfg.Loop.Command, Dir: filepath.Dir(absDir), Env: env, Timeout: cfg.Loop.Timeout, Grace: cfg.Loop.KillGrace,
-			Output: r.Terminal, Tail: 64 << 10, LogPath: filepath.Join(logDir, fmt.Sprintf("%s-%02d.log", runID, loop)),
+			Output: out, Tail: 64 << 10, LogPath: filepath.Join(logDir, fmt.Sprintf("%s-%02d.log", runID, loop)),
 		})
 		lr = loopResult{Result: res, started: started}
 		if err != nil && ctx.Err() != nil {
@@ -102,21 +111,34 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 		if err != nil {
 			return lr, "", transient, nil, err
 		}
-		if err := o.log().Record(Event{Time: r.now(), Event: EvExec, RunID: runID, Loop: loop, Kind: kind, Attempt: try,
-			DurationMS: r.now().Sub(started).Milliseconds(), Cost: r.loopCost(res.Tail, costPath)}); err != nil {
+		arep := agentReport(ar)
+		if err := o.log().Record(withAgent(Event{Time: r.now(), Event: EvExec, RunID: runID, Loop: loop, Kind: kind, Attempt: try,
+			DurationMS: r.now().Sub(started).Milliseconds(), Cost: r.execCost(arep, res.Tail, costPath)}, arep)); err != nil {
 			return lr, "", transient, nil, err
 		}
+		if cause := agentCause(arep); cause != "" {
+			r.progress("loop %d: %s", loop, cause)
+		}
+		af := agentFailureOf(arep, res.ExitCode)
 		switch {
 		case res.Canceled || ctx.Err() != nil:
 			return lr, ResultAborted, transient, nil, nil
 		case res.TimedOut:
 			r.progress("loop %d timed out after %s", loop, cfg.Loop.Timeout)
 			return lr, ResultTimeout, transient, nil, nil
-		case res.ExitCode == 0:
+		case res.ExitCode == 0 && af.class == "":
 			return lr, ResultOK, transient, nil, nil
 		}
-		class, pattern := classify(cfg, res)
+		class, pattern := af.class, af.what
+		if c, p := classify(cfg, res); class == "" {
+			class, pattern = c, p
+		} else if p != "" && af.until.IsZero() && (c == class || class == classAuth && c == ResultPermanent) {
+			pattern = p // named as the configuration names it; a reset is named in the agent's words
+		}
 		switch class {
+		case classAuth:
+			r.progress("loop %d: the agent's provider refused its credentials", loop)
+			return lr, "", transient, stopAgentAuth(pattern), nil
 		case ResultPermanent:
 			r.progress("loop %d failed with a permanent error (%s)", loop, pattern)
 			return lr, ResultPermanent, transient, nil, nil
@@ -126,11 +148,25 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 				limit = cfg.Backoff.RateLimitAttempts
 			}
 			d := backoffDelay(cfg.Backoff, try, r.rand())
-			if hint, ok := RetryHint(res.Tail, r.now()); ok {
+			if !af.until.IsZero() {
+				// The agent said when its limit lifts: a window until then,
+				// or a wait as short.
+				hint := af.until.Sub(r.now())
+				if hint > cfg.Backoff.MaxWait {
+					return lr, "", transient, stopRateLimited(af.until, r.now(), pattern), nil
+				}
+				d = max(d, hint)
+			} else if hint, ok := RetryHint(res.Tail, r.now()); ok {
 				if class == classRateLimit && hint > cfg.Backoff.MaxWait {
 					return lr, "", transient, stopRateLimited(r.now().Add(hint), r.now(), pattern), nil
 				}
 				d = max(d, hint)
+			}
+			if try >= limit && af.class != "" {
+				// Still the machine's failure after every try: the issues
+				// are not charged with it; no loop for a while.
+				r.progress("loop %d: the agent's provider was still %s after %d tries", loop, af.state(), try)
+				return lr, "", transient, stopAgentUnavailable(af.state(), try, r.now().Add(cfg.Backoff.MaxWait), r.now()), nil
 			}
 			if try >= limit {
 				r.progress("loop %d: transient failure (%s) persisted after %d tries", loop, pattern, try)

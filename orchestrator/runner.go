@@ -319,6 +319,9 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 				return err
 			}
 			lr.Result = ResultFailed
+			if stop.Code == CodePermanentError {
+				lr.Result = ResultPermanent // the agent's credentials were refused
+			}
 			if err := r.recordLoop(rep, lr); err != nil {
 				return err
 			}

@@ -31,6 +31,11 @@ type Exec struct {
 	Kind     string
 	Duration time.Duration
 	Cost     float64
+	// Tokens the agent reported (input plus output); WindowUsed and
+	// WindowReset its report of its provider's usage window, if any.
+	Tokens      int64
+	WindowUsed  float64
+	WindowReset time.Time
 }
 
 // Attempt is one recorded failure of an issue, or a halt.
@@ -164,7 +169,12 @@ func ReadUsage(dir string, now time.Time) (Usage, error) {
 		}
 		switch ev.Event {
 		case EvExec:
-			u.Execs = append(u.Execs, Exec{At: ev.Time, Kind: ev.Kind, Duration: time.Duration(ev.DurationMS) * time.Millisecond, Cost: ev.Cost})
+			x := Exec{At: ev.Time, Kind: ev.Kind, Duration: time.Duration(ev.DurationMS) * time.Millisecond, Cost: ev.Cost,
+				WindowUsed: ev.WindowUsed, WindowReset: ev.WindowReset}
+			if ev.Tokens != nil {
+				x.Tokens = ev.Tokens.Input + ev.Tokens.Output
+			}
+			u.Execs = append(u.Execs, x)
 		case EvAutoRetryLoop:
 			u.AutoRetryLoops = append(u.AutoRetryLoops, ev.Time)
 		case EvAttempt:
@@ -213,6 +223,10 @@ func Budgets(cfg *config.Config, u Usage) []Budget {
 		{Code: CodeDailyAgentTime, Key: "agent_time_per_day", Used: u.AgentTime().Seconds(), Limit: b.AgentTimePerDay.Seconds()},
 		{Code: CodeDailyCost, Key: "cost_per_day", Used: u.Cost(), Limit: b.CostPerDay},
 	}
+	if b.TokensPerDay > 0 {
+		// Listed only where it is on: most loops report no tokens.
+		out = append(out, Budget{Code: CodeDailyTokens, Key: "tokens_per_day", Used: float64(u.Tokens()), Limit: float64(b.TokensPerDay)})
+	}
 	for i := range out {
 		x := &out[i]
 		x.Spent = x.Limit > 0 && x.Used >= x.Limit
@@ -228,7 +242,32 @@ func Budgets(cfg *config.Config, u Usage) []Budget {
 			x.NextAt = u.nextSum(func(e Exec) float64 { return float64(e.Duration) }, float64(b.AgentTimePerDay))
 		case CodeDailyCost:
 			x.NextAt = u.nextSum(func(e Exec) float64 { return e.Cost }, b.CostPerDay)
+		case CodeDailyTokens:
+			x.NextAt = u.nextSum(func(e Exec) float64 { return float64(e.Tokens) }, float64(b.TokensPerDay))
 		}
 	}
 	return out
+}
+
+// Tokens are the tokens the agents reported in the window (input plus
+// output).
+func (u Usage) Tokens() int64 {
+	var n int64
+	for _, e := range u.Execs {
+		n += e.Tokens
+	}
+	return n
+}
+
+// LastWindow returns the latest execution whose agent reported its usage
+// window, if any.
+func (u Usage) LastWindow() (Exec, bool) {
+	var last Exec
+	found := false
+	for _, e := range u.Execs {
+		if e.WindowUsed > 0 && (!found || !e.At.Before(last.At)) {
+			last, found = e, true
+		}
+	}
+	return last, found
 }

@@ -20,7 +20,7 @@ var commandGroups = []struct {
 }{
 	{"Running loops", []string{"run", "demo", "begin", "check", "abort", "watch"}},
 	{"Changing issues", []string{"add", "fail", "resolve", "retry", "skip", "fix", "archive"}},
-	{"Reading state", []string{"status", "lint", "context", "signature", "report"}},
+	{"Reading state", []string{"status", "lint", "context", "signature", "report", "agent-output"}},
 	{"Setting up", []string{"init", "help", "version"}},
 }
 
@@ -38,7 +38,7 @@ Usage:
 		var lines []string
 		for _, n := range g.names {
 			if c, ok := commands[n]; ok {
-				lines = append(lines, fmt.Sprintf("    %-10s %s\n", n, c.summary))
+				lines = append(lines, fmt.Sprintf("    %-12s %s\n", n, c.summary))
 				listed[n] = true
 			}
 		}
@@ -48,7 +48,7 @@ Usage:
 	}
 	for _, n := range commandNames() {
 		if !listed[n] {
-			fmt.Fprintf(&b, "    %-10s %s\n", n, commands[n].summary)
+			fmt.Fprintf(&b, "    %-12s %s\n", n, commands[n].summary)
 		}
 	}
 	b.WriteString(`Global flags (before or after the command):

@@ -23,6 +23,7 @@ type Config struct {
 	Logs           Logs
 	Metrics        Metrics
 	Notify         Notify
+	Agent          Agent
 }
 
 // Notify is the [notify] section: a command run once for each event that
@@ -102,6 +103,20 @@ type Budget struct {
 	// end of a loop's output; empty means the built-in one, which reads the
 	// "total_cost_usd" (or "cost_usd") of a coding agent's JSON result.
 	CostPattern string
+	// TokensPerDay limits the tokens the agent reported (input and output,
+	// as it stated them) over the window.
+	TokensPerDay int
+	// WindowShare stops loops once the agent reports that this share (0..1)
+	// of its provider's usage window is used, until the window resets.
+	WindowShare float64
+}
+
+// Agent is the [agent] section: which coding agent's output the loop
+// prints, so that its cost, tokens, errors and limits are read.
+type Agent struct {
+	// Kind is auto, claude, codex, gemini, aider, opencode or none (the
+	// output is not read).
+	Kind string
 }
 
 // BudgetWindow is the rolling window the budgets count over.
@@ -234,6 +249,7 @@ func Default() *Config {
 		Tiers:          Tiers{SameAgent: 3, FreshAgent: 3},
 		Verification:   Verification{Checks: map[string]Check{}},
 		Logs:           Logs{TextRetention: 168 * time.Hour, JSONLRetention: 720 * time.Hour, HistoryKeep: 24},
+		Agent:          Agent{Kind: "auto"},
 	}
 }
 

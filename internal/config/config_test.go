@@ -101,6 +101,9 @@ func TestDefaultValues(t *testing.T) {
 		{"logs.history_keep", "24", "12"},
 		{"metrics.textfile", "", "m.prom"},
 		{"notify.command", "", "notify-send orchestrator"},
+		{"agent.kind", "auto", "claude"},
+		{"budget.tokens_per_day", "0", "100000"},
+		{"budget.window_share", "0", "0.5"},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -332,6 +335,9 @@ func TestEnvOverrides(t *testing.T) {
 		{"ORCHESTRATOR_BUDGET_AGENT_TIME_PER_DAY", "2h", func(c *Config) { c.Budget.AgentTimePerDay = 2 * time.Hour }},
 		{"ORCHESTRATOR_BUDGET_COST_PER_DAY", "12.5", func(c *Config) { c.Budget.CostPerDay = 12.5 }},
 		{"ORCHESTRATOR_BUDGET_COST_PATTERN", `cost: ([0-9.]+)`, func(c *Config) { c.Budget.CostPattern = `cost: ([0-9.]+)` }},
+		{"ORCHESTRATOR_AGENT_KIND", "codex", func(c *Config) { c.Agent.Kind = "codex" }},
+		{"ORCHESTRATOR_BUDGET_TOKENS_PER_DAY", "2000000", func(c *Config) { c.Budget.TokensPerDay = 2000000 }},
+		{"ORCHESTRATOR_BUDGET_WINDOW_SHARE", "0.8", func(c *Config) { c.Budget.WindowShare = 0.8 }},
 	}
 	path := writeConfig(t, file)
 	base, err := Load(path, nil)

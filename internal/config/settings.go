@@ -79,11 +79,15 @@ var fixedSettings = []setting{
 	stringKey("metrics.textfile", nil, func(c *Config, s string) { c.Metrics.Textfile = s }),
 
 	stringKey("notify.command", nil, func(c *Config, s string) { c.Notify.Command = s }),
+
+	stringKey("agent.kind", oneOf("auto", "claude", "codex", "gemini", "aider", "opencode", "none"), func(c *Config, s string) { c.Agent.Kind = s }),
+	intKey("budget.tokens_per_day", 0, func(c *Config, n int) { c.Budget.TokensPerDay = n }),
+	floatKey("budget.window_share", 0, 1, func(c *Config, f float64) { c.Budget.WindowShare = f }),
 }
 
 // sections are the tables of the file, in the order of the documented reference.
 var sections = []string{"loop", "auto_retry", "signature", "backoff", "classify", "budget",
-	"circuit_breaker", "stall", "cascade", "tiers", "verify", "logs", "metrics", "notify"}
+	"circuit_breaker", "stall", "cascade", "tiers", "verify", "logs", "metrics", "notify", "agent"}
 
 const (
 	byTypeTable = "max_retries_by_type"
