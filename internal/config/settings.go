@@ -79,11 +79,15 @@ var fixedSettings = []setting{
 	stringKey("metrics.textfile", nil, func(c *Config, s string) { c.Metrics.Textfile = s }),
 
 	stringKey("notify.command", nil, func(c *Config, s string) { c.Notify.Command = s }),
+
+	boolKey("progress.enabled", func(c *Config, b bool) { c.Progress.Enabled = b }),
+	intKey("progress.idle_loops", 0, func(c *Config, n int) { c.Progress.IdleLoops = n }),
+	intKey("progress.loops", 0, func(c *Config, n int) { c.Progress.Loops = n }),
 }
 
 // sections are the tables of the file, in the order of the documented reference.
 var sections = []string{"loop", "auto_retry", "signature", "backoff", "classify", "budget",
-	"circuit_breaker", "stall", "cascade", "tiers", "verify", "logs", "metrics", "notify"}
+	"circuit_breaker", "stall", "cascade", "tiers", "verify", "logs", "metrics", "notify", "progress"}
 
 const (
 	byTypeTable = "max_retries_by_type"
