@@ -39,6 +39,12 @@ type Event struct {
 	Cost          float64   `json:"cost,omitempty"` // a loop execution's reported cost
 	Code          Code      `json:"code,omitempty"` // the reason code of a stop or halt
 	Until         time.Time `json:"until,omitzero"`
+
+	// Of a loop: what it did to the workspace, its progress verdict, and
+	// the facts the verdict rests on (for replay).
+	Workspace *WorkspaceChange `json:"workspace,omitempty"`
+	Progress  string           `json:"progress,omitempty"`
+	Facts     *LoopProgress    `json:"progress_facts,omitempty"`
 }
 
 // Log event names.
@@ -166,6 +172,7 @@ func textLine(ev Event) string {
 	add("duration_ms", ev.DurationMS)
 	add("kind", ev.Kind)
 	add("code", string(ev.Code))
+	add("progress", ev.Progress)
 	if ev.Cost != 0 {
 		kv = append(kv, "cost="+strconv.FormatFloat(ev.Cost, 'f', -1, 64))
 	}

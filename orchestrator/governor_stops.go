@@ -132,3 +132,12 @@ func StopHalted(id string, code Code, repeats int) *StopError {
 	return &StopError{Code: code, Reason: fmt.Sprintf("%s halted: %s", id, why),
 		Hint: "a person is needed: 'orchestrator fix " + id + " \"…\"', 'orchestrator retry " + id + "' or 'orchestrator skip " + id + "'"}
 }
+
+// progressHaltReason is what the escalation of an issue halted by a
+// progress rule says.
+func progressHaltReason(code Code) string {
+	if code == CodeCycle {
+		return "the loops went back to a state that had already failed"
+	}
+	return "the loops stopped changing the workspace"
+}
