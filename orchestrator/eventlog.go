@@ -46,6 +46,12 @@ type Event struct {
 	AgentError  string       `json:"agent_error,omitempty"`
 	WindowUsed  float64      `json:"window_used,omitempty"` // share of the window used, 0..1
 	WindowReset time.Time    `json:"window_reset,omitzero"` // when that window resets
+
+	// Of a loop: what it did to the workspace, its progress verdict, and
+	// the facts the verdict rests on (for replay).
+	Workspace *WorkspaceChange `json:"workspace,omitempty"`
+	Progress  string           `json:"progress,omitempty"`
+	Facts     *LoopProgress    `json:"progress_facts,omitempty"`
 }
 
 // EventTokens are the tokens an agent reported for one loop execution, as it
@@ -182,6 +188,7 @@ func textLine(ev Event) string {
 	add("duration_ms", ev.DurationMS)
 	add("kind", ev.Kind)
 	add("code", string(ev.Code))
+	add("progress", ev.Progress)
 	if ev.Cost != 0 {
 		kv = append(kv, "cost="+strconv.FormatFloat(ev.Cost, 'f', -1, 64))
 	}

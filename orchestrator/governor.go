@@ -33,7 +33,7 @@ const (
 	CodeBreakerOpen      Code = "breaker_open"       // the circuit breaker is open
 	CodeRunCap           Code = "run_cap"            // auto-retry loops of this run at the global cap
 	CodeMaxLoops         Code = "max_loops"          // loops of this run at [loop] max_loops
-	CodeStall            Code = "stall"              // auto-retry loops in a row resolved nothing
+	CodeStall            Code = "stall"              // older logs' name of no_progress; no longer recorded
 	CodeCascade          Code = "cascade"            // fixes keep breaking other things
 	CodePermanentError   Code = "permanent_error"    // the loop failed in a way retrying cannot fix
 	CodeGuard            Code = "guard"              // a loop changed what the limits depend on
@@ -323,16 +323,19 @@ func ruleRunCap(in Inputs) Verdict {
 	return v
 }
 
-// StallVerdict is the stall rule: stalled auto-retry loops in a row (loops
-// that resolved nothing) against [stall] loops.
-func StallVerdict(stalled int, halted []string, cfg *config.Config) Verdict {
-	v := Verdict{Rule: CodeStall, Value: fmt.Sprintf("%d auto-retry loop(s) in a row resolved nothing", stalled),
-		Limit: fmt.Sprintf("%d in a row", cfg.Stall.Loops)}
-	if cfg.Stall.Loops <= 0 || stalled < cfg.Stall.Loops {
+// NoProgressVerdict is the no-progress rule: auto-retry loops in a row
+// without progress (no fewer failing tests, no check newly passing) against
+// [progress] loops ([stall] loops, its older name). It replaces the stall
+// rule, which counted loops that resolved nothing.
+func NoProgressVerdict(loops int, halted []string, cfg *config.Config) Verdict {
+	limit := cfg.NoProgressLoops()
+	v := Verdict{Rule: CodeNoProgress, Value: fmt.Sprintf("%d auto-retry loop(s) in a row without progress", loops),
+		Limit: fmt.Sprintf("%d in a row", limit)}
+	if limit <= 0 || loops < limit {
 		return v
 	}
 	v.Stop = true
-	v.Reason = fmt.Sprintf("stalled: %d auto-retry loops in a row resolved nothing", stalled)
+	v.Reason = fmt.Sprintf("no progress: %d auto-retry loops in a row fixed no failing test", loops)
 	if len(halted) > 0 {
 		v.Reason += fmt.Sprintf(" (%s halted on a repeated failure)", strings.Join(halted, ", "))
 	}
@@ -443,4 +446,65 @@ func ruleWindowShare(in Inputs) Verdict {
 		last.WindowUsed*100, share*100, clock(last.WindowReset, in.Now))
 	v.Hint = "runs before then exit 0 without running the agent; raise [budget] window_share to let loops use more of it"
 	return v
+}
+
+// Reason codes of the progress rules: what the loops did to the workspace
+// and to the failing tests.
+const (
+	CodeNoProgress Code = "no_progress" // auto-retry loops in a row without progress: the run stops
+	CodeNoChange   Code = "no_change"   // auto-retry loops in a row left the workspace as they found it: the issue halts
+	CodeCycle      Code = "cycle"       // a loop returned the workspace to a state that had failed: the issue halts
+)
+
+// NoChangeVerdict is the no-change rule: auto-retry loops in a row that
+// left the workspace as they found it against [progress] idle_loops.
+func NoChangeVerdict(idle int, cfg *config.Config) Verdict {
+	limit := cfg.Progress.IdleLoops
+	v := Verdict{Rule: CodeNoChange, Value: fmt.Sprintf("%d auto-retry loop(s) in a row left the workspace as it was", idle),
+		Limit: fmt.Sprintf("%d in a row", limit)}
+	if limit <= 0 || !cfg.Progress.Enabled {
+		v.Limit = "off"
+		return v
+	}
+	if idle < limit {
+		return v
+	}
+	v.Stop = true
+	v.Reason = fmt.Sprintf("no change: %d auto-retry loops in a row left the workspace as they found it", idle)
+	v.Hint = "the agent is not working on the issue: look at its loop logs, then answer with 'orchestrator fix ID \"…\"' or 'orchestrator skip ID'"
+	return v
+}
+
+// CycleVerdict is the cycle rule: loop returned the workspace to the state
+// it was in before loop earlier, in which the issues had failed (0: it did
+// not).
+func CycleVerdict(loop, earlier int, cfg *config.Config) Verdict {
+	v := Verdict{Rule: CodeCycle, Value: "no return to a failed state", Limit: "the first return to a failed state"}
+	if !cfg.Progress.Enabled {
+		v.Limit = "off"
+		return v
+	}
+	if earlier <= 0 {
+		return v
+	}
+	v.Value = fmt.Sprintf("loop %d returned to the state before loop %d", loop, earlier)
+	v.Stop = true
+	v.Reason = fmt.Sprintf("cycle: loop %d put the workspace back as it was before loop %d, when the issue had failed", loop, earlier)
+	v.Hint = "the agent goes round in a circle between fixes that fail: 'orchestrator diff' shows what it changed; answer with 'orchestrator fix ID \"…\"'"
+	return v
+}
+
+// ProgressHalt returns the progress rule that halts a loop's issues, if
+// any: a cycle wins, then no change. A loop that progressed is never halted.
+func ProgressHalt(p LoopProgress, idle int, cfg *config.Config) *Verdict {
+	if p.Verdict == ProgressProgressed {
+		return nil
+	}
+	if v := CycleVerdict(p.Loop, p.CycledTo, cfg); v.Stop {
+		return &v
+	}
+	if v := NoChangeVerdict(idle, cfg); v.Stop {
+		return &v
+	}
+	return nil
 }

@@ -151,3 +151,12 @@ func stopAgentUnavailable(what string, tries int, until, now time.Time) *StopErr
 		Reason: fmt.Sprintf("rate-limited until %s (the agent's provider was still %s after %d tries)", clock(until, now), what, tries),
 		Hint:   "runs before then exit 0 without running the agent; nothing to do"}
 }
+
+// progressHaltReason is what the escalation of an issue halted by a
+// progress rule says.
+func progressHaltReason(code Code) string {
+	if code == CodeCycle {
+		return "the loops went back to a state that had already failed"
+	}
+	return "the loops stopped changing the workspace"
+}

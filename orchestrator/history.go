@@ -22,7 +22,14 @@ import (
 var HistoryHeader = []string{
 	"run_id", "loop", "kind", "started_at", "finished_at", "duration_ms", "exit_code", "result",
 	"transient_retries", "issues", "resolved", "failed", "halted", "escalated", "total_auto_retries", "breaker",
+	"progress",
 }
+
+// historyMinFields is the number of columns every version of history.csv
+// has written: columns are only ever appended, so a row with fewer than
+// HistoryHeader (written before progress existed) is read with the later
+// columns empty.
+const historyMinFields = 16
 
 // Loop results in history.csv.
 const (
@@ -50,6 +57,11 @@ type LoopRecord struct {
 	Escalated        []string
 	TotalAutoRetries int
 	Breaker          string
+	Progress         string // the loop's progress verdict; "" in older rows
+
+	// Not in history.csv: in the loop's event.
+	Workspace *WorkspaceChange
+	Facts     *LoopProgress
 }
 
 func (r LoopRecord) row() []string {
@@ -58,7 +70,7 @@ func (r LoopRecord) row() []string {
 		r.RunID, strconv.Itoa(r.Loop), r.Kind, r.Started.UTC().Format(time.RFC3339), r.Finished.UTC().Format(time.RFC3339),
 		strconv.FormatInt(r.Finished.Sub(r.Started).Milliseconds(), 10), strconv.Itoa(r.ExitCode), r.Result,
 		strconv.Itoa(r.TransientRetries), j(r.Issues), j(r.Resolved), j(r.Failed), j(r.Halted), j(r.Escalated),
-		strconv.Itoa(r.TotalAutoRetries), r.Breaker,
+		strconv.Itoa(r.TotalAutoRetries), r.Breaker, r.Progress,
 	}
 }
 
@@ -216,13 +228,13 @@ func rowMonth(line []byte) (string, bool) {
 	if bytes.IndexByte(line, '"') < 0 {
 		// The tool's rows quote nothing: the fifth field, without a parser.
 		f := bytes.SplitN(line, []byte{','}, 6)
-		if len(f) < 6 || bytes.Count(f[5], []byte{','}) < len(HistoryHeader)-6 {
+		if len(f) < 6 || bytes.Count(f[5], []byte{','}) < historyMinFields-6 {
 			return "", false
 		}
 		field = string(f[4])
 	} else {
 		rec, err := csv.NewReader(bytes.NewReader(line)).Read()
-		if err != nil || len(rec) < len(HistoryHeader) {
+		if err != nil || len(rec) < historyMinFields {
 			return "", false
 		}
 		field = rec[4]
@@ -468,7 +480,7 @@ func ScanHistoryFile(path string, off int64, fn func(r LoopRecord, start, end in
 }
 
 func parseHistoryRow(rec []string) (LoopRecord, error) {
-	if len(rec) < len(HistoryHeader) {
+	if len(rec) < historyMinFields {
 		return LoopRecord{}, fmt.Errorf("%d fields, want %d", len(rec), len(HistoryHeader))
 	}
 	var r LoopRecord
@@ -493,5 +505,8 @@ func parseHistoryRow(rec []string) (LoopRecord, error) {
 	r.ExitCode, r.Result, r.TransientRetries = atoi(rec[6]), rec[7], atoi(rec[8])
 	r.Issues, r.Resolved, r.Failed, r.Halted, r.Escalated = ids(rec[9]), ids(rec[10]), ids(rec[11]), ids(rec[12]), ids(rec[13])
 	r.TotalAutoRetries, r.Breaker = atoi(rec[14]), rec[15]
+	if len(rec) > 16 {
+		r.Progress = rec[16]
+	}
 	return r, err
 }

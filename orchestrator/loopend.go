@@ -22,7 +22,7 @@ func (r *Runner) recordLoop(rep *RunReport, lr LoopRecord) error {
 			issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateLoops, strconv.Itoa(lr.Loop)),
 		}, After: func() error {
 			return o.log().Record(Event{Time: lr.Finished, Event: EvLoop, RunID: lr.RunID, Loop: lr.Loop, Status: lr.Result,
-				DurationMS: lr.Finished.Sub(lr.Started).Milliseconds()})
+				DurationMS: lr.Finished.Sub(lr.Started).Milliseconds(), Workspace: lr.Workspace, Progress: lr.Progress, Facts: lr.Facts})
 		}}, nil
 	})
 	if err != nil {

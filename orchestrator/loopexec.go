@@ -50,7 +50,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 	tier, model := retryTier(cfg.Tiers, maxAttempt)
 	ctxPath := ""
 	if kind == KindAutoRetry {
-		b, err := o.RetryContext(q, retried)
+		b, err := o.retryContext(q, retried, r.previousProgress())
 		if err != nil {
 			return lr, "", 0, nil, err
 		}
@@ -79,6 +79,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 		"ORCHESTRATOR_RETRY_TIER="+tier,
 		"ORCHESTRATOR_MODEL="+model,
 		"ORCHESTRATOR_COST_FILE="+costPath,
+		"ORCHESTRATOR_PREVIOUS_PROGRESS="+r.previousProgress(),
 	)
 	for try := 1; ; try++ {
 		if try > 1 {

@@ -38,7 +38,13 @@ func retryTier(t config.Tiers, attempt int) (tier, model string) {
 // RetryContext renders the retry context for the given issues, as
 // an auto-retry loop receives it.
 func (o *Orchestrator) RetryContext(q *issuequeue.Queue, ids []string) ([]byte, error) {
-	data := templates.RetryContext{}
+	return o.retryContext(q, ids, "")
+}
+
+// retryContext renders the retry context, telling the loop the previous
+// loop's progress verdict (prev; "" for none).
+func (o *Orchestrator) retryContext(q *issuequeue.Queue, ids []string, prev string) ([]byte, error) {
+	data := templates.RetryContext{PreviousProgress: prev}
 	attempt := 0
 	for _, id := range ids {
 		is, err := q.Lookup(id)

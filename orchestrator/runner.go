@@ -16,6 +16,7 @@ import (
 
 	"github.com/autoretry/orchestrator/internal/procgroup"
 	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/internal/workspace"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
@@ -42,7 +43,8 @@ type Runner struct {
 
 	sentinel atomic.Bool
 	stats    runStats
-	person   *personWindow // a person's changes during loops (guard_person.go)
+	person   *personWindow    // a person's changes during loops (guard_person.go)
+	prog     *progressTracker // the run's loops, judged by what they did
 }
 
 // RunReport is the result of a run, for --json and the summary.
@@ -127,6 +129,7 @@ func (r *Runner) Run(ctx context.Context) (RunReport, error) {
 	o := r.O
 	start := r.now()
 	r.stats = newRunStats()
+	r.prog = newProgressTracker()
 	pid := r.Pid
 	if pid == 0 {
 		pid = os.Getpid()
@@ -263,7 +266,6 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 	cfg := o.Config
 	kind := KindRegular
 	var retried []string
-	stall := 0
 	var cascade []int
 	for loop := 1; ; loop++ {
 		if loop > 1 && r.sentinel.Load() {
@@ -276,6 +278,15 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		before, _, err := o.paths().Load()
 		if err != nil {
 			return err
+		}
+		// The workspace's state is recorded outside the loop and before
+		// the guard's snapshot: its own files are not the loop's doing.
+		// The issues a run retries failed as the files are when a loop
+		// starts: the regular loop's (it has no verification of its own
+		// to say so) and every auto-retry loop's.
+		wsBefore, wsRecorded := r.recordState(ctx)
+		if wsRecorded {
+			r.prog.failed(wsBefore.Hex, loop)
 		}
 		r.beginGuard(rep.RunID, loop)
 		snap, err := o.snapshot()
@@ -333,6 +344,12 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		if result == ResultPermanent {
 			return r.permanentStop(rep, lr, retried, res)
 		}
+		// After the loop and before its verification, which may write
+		// files of its own (caches, reports).
+		var wsAfter workspace.State
+		if wsRecorded {
+			wsAfter, wsRecorded = r.recordState(ctx)
+		}
 
 		vr, err := r.verify(ctx, rep, retried)
 		if errors.Is(err, errAborted) {
@@ -359,11 +376,14 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		lr.Breaker = breaker
 		halfOpen = false
 
+		p, wc := r.judgeLoop(ctx, rep.RunID, loop, kind, before, wsBefore, wsAfter, wsRecorded, vr)
+		lr.Progress, lr.Workspace, lr.Facts = p.Verdict, wc, &p
+		var halt *Verdict
 		if kind == KindAutoRetry {
-			if len(vr.resolved) == 0 {
-				stall++
-			} else {
-				stall = 0
+			if halt = ProgressHalt(p, r.prog.idle, cfg); halt != nil {
+				if err := r.haltForProgress(rep, &lr, retried, halt); err != nil {
+					return err
+				}
 			}
 			cascade = append(cascade, newFailures(before, after, retried))
 		}
@@ -374,7 +394,9 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 			return berr
 		}
 		if kind == KindAutoRetry {
-			if v := StallVerdict(stall, vr.halted, cfg); v.Stop {
+			// A halt by a progress rule is the loop's verdict: the check
+			// ends the run with its code when nothing is left to retry.
+			if v := NoProgressVerdict(r.prog.noProgress, vr.halted, cfg); v.Stop && halt == nil {
 				return StopFor(&v)
 			}
 			if v := CascadeVerdict(cascade, cfg); v.Stop {

@@ -125,6 +125,10 @@ type RetryContext struct {
 	// "escalate_model" (a stronger model).
 	Tier  string
 	Model string // the model for this tier from [tiers], or ""
+	// PreviousProgress is the verdict of the run's previous loop:
+	// "progressed", "changed", "idle", "cycled", "unknown", or "" when
+	// there is none (the context shown outside a run).
+	PreviousProgress string
 }
 
 // RunSummary is the data of the "summary" template: the retry summary

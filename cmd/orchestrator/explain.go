@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+
+	"github.com/autoretry/orchestrator/orchestrator"
 )
 
 func init() {
@@ -57,7 +59,16 @@ Examples:
 				return err
 			}
 			if *asJSON {
-				return json.NewEncoder(e.stdout).Encode(ex)
+				// The last run's loops and the progress rules, beside the
+				// decisions.
+				pr, err := orchestrator.LastProgress(o.Dir, o.Config)
+				if err != nil {
+					return err
+				}
+				return json.NewEncoder(e.stdout).Encode(struct {
+					orchestrator.Explanation
+					Progress *orchestrator.ProgressReport `json:"progress,omitempty"`
+				}{ex, pr})
 			}
 			return ex.Print(e.stdout)
 		},

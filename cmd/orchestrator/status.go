@@ -92,11 +92,14 @@ type statusReport struct {
 		ConsecutiveFailures int    `json:"consecutive_failures"`
 		OpenedAt            string `json:"opened_at"`
 	} `json:"circuit_breaker"`
-	Budgets        []orchestrator.Budget `json:"budgets"`
-	PausedUntil    string                `json:"paused_until,omitempty"` // "indefinitely" or a time
-	RateLimitUntil string                `json:"rate_limited_until,omitempty"`
-	Findings       []string              `json:"findings"`
-	More           int                   `json:"more,omitempty"` // matching issues not listed
+	Budgets []orchestrator.Budget `json:"budgets"`
+	// Progress is how the last run's loops went; omitted before any loop
+	// was judged.
+	Progress       *orchestrator.ProgressReport `json:"progress,omitempty"`
+	PausedUntil    string                       `json:"paused_until,omitempty"` // "indefinitely" or a time
+	RateLimitUntil string                       `json:"rate_limited_until,omitempty"`
+	Findings       []string                     `json:"findings"`
+	More           int                          `json:"more,omitempty"` // matching issues not listed
 	width          int
 }
 
@@ -206,6 +209,11 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	r.Budgets = orchestrator.Budgets(cfg, u)
+	if *asJSON {
+		if r.Progress, err = orchestrator.LastProgress(e.dir, cfg); err != nil {
+			return err
+		}
+	}
 	if pz, err := orchestrator.ReadPause(e.dir); err == nil && pz.Paused && (pz.Until.IsZero() || now.Before(pz.Until)) {
 		r.PausedUntil = "indefinitely"
 		if !pz.Until.IsZero() {

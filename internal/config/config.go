@@ -24,6 +24,7 @@ type Config struct {
 	Metrics        Metrics
 	Notify         Notify
 	Agent          Agent
+	Progress       Progress
 }
 
 // Notify is the [notify] section: a command run once for each event that
@@ -250,6 +251,7 @@ func Default() *Config {
 		Verification:   Verification{Checks: map[string]Check{}},
 		Logs:           Logs{TextRetention: 168 * time.Hour, JSONLRetention: 720 * time.Hour, HistoryKeep: 24},
 		Agent:          Agent{Kind: "auto"},
+		Progress:       Progress{Enabled: true, IdleLoops: 2},
 	}
 }
 
@@ -267,4 +269,27 @@ func (c *Config) MaxRetriesFor(issueType string) int {
 func (c *Config) Verify(name string) (Check, bool) {
 	ch, ok := c.Verification.Checks[name]
 	return ch, ok
+}
+
+// Progress is the [progress] section: how loops are judged by what they did
+// to the workspace and to the failing tests.
+type Progress struct {
+	// Enabled records the workspace's state before and after every loop;
+	// false judges loops by their tests alone.
+	Enabled bool
+	// IdleLoops is how many auto-retry loops in a row that left the
+	// workspace as they found it halt their issues (0: never).
+	IdleLoops int
+	// Loops is how many auto-retry loops in a row without progress stop
+	// the run; 0 means [stall] loops, the older name of this setting.
+	Loops int
+}
+
+// NoProgressLoops returns how many auto-retry loops in a row without
+// progress stop a run: [progress] loops, else [stall] loops.
+func (c *Config) NoProgressLoops() int {
+	if c.Progress.Loops > 0 {
+		return c.Progress.Loops
+	}
+	return c.Stall.Loops
 }

@@ -104,6 +104,9 @@ func TestDefaultValues(t *testing.T) {
 		{"agent.kind", "auto", "claude"},
 		{"budget.tokens_per_day", "0", "100000"},
 		{"budget.window_share", "0", "0.5"},
+		{"progress.enabled", "true", "false"},
+		{"progress.idle_loops", "2", "3"},
+		{"progress.loops", "0", "4"},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -309,6 +312,9 @@ func TestEnvOverrides(t *testing.T) {
 		{"ORCHESTRATOR_CIRCUIT_BREAKER_THRESHOLD", "2", func(c *Config) { c.CircuitBreaker.Threshold = 2 }},
 		{"ORCHESTRATOR_CIRCUIT_BREAKER_COOLDOWN", "2h", func(c *Config) { c.CircuitBreaker.Cooldown = 2 * time.Hour }},
 		{"ORCHESTRATOR_STALL_LOOPS", "6", func(c *Config) { c.Stall.Loops = 6 }},
+		{"ORCHESTRATOR_PROGRESS_ENABLED", "false", func(c *Config) { c.Progress.Enabled = false }},
+		{"ORCHESTRATOR_PROGRESS_IDLE_LOOPS", "0", func(c *Config) { c.Progress.IdleLoops = 0 }},
+		{"ORCHESTRATOR_PROGRESS_LOOPS", "5", func(c *Config) { c.Progress.Loops = 5 }},
 		{"ORCHESTRATOR_CASCADE_THRESHOLD", "9", func(c *Config) { c.Cascade.Threshold = 9 }},
 		{"ORCHESTRATOR_CASCADE_WINDOW", "10", func(c *Config) { c.Cascade.Window = 10 }},
 		{"ORCHESTRATOR_TIERS_SAME_AGENT", "1", func(c *Config) { c.Tiers.SameAgent = 1 }},

@@ -83,11 +83,14 @@ var fixedSettings = []setting{
 	stringKey("agent.kind", oneOf("auto", "claude", "codex", "gemini", "aider", "opencode", "none"), func(c *Config, s string) { c.Agent.Kind = s }),
 	intKey("budget.tokens_per_day", 0, func(c *Config, n int) { c.Budget.TokensPerDay = n }),
 	floatKey("budget.window_share", 0, 1, func(c *Config, f float64) { c.Budget.WindowShare = f }),
+	boolKey("progress.enabled", func(c *Config, b bool) { c.Progress.Enabled = b }),
+	intKey("progress.idle_loops", 0, func(c *Config, n int) { c.Progress.IdleLoops = n }),
+	intKey("progress.loops", 0, func(c *Config, n int) { c.Progress.Loops = n }),
 }
 
 // sections are the tables of the file, in the order of the documented reference.
 var sections = []string{"loop", "auto_retry", "signature", "backoff", "classify", "budget",
-	"circuit_breaker", "stall", "cascade", "tiers", "verify", "logs", "metrics", "notify", "agent"}
+	"circuit_breaker", "stall", "cascade", "tiers", "verify", "logs", "metrics", "notify", "agent", "progress"}
 
 const (
 	byTypeTable = "max_retries_by_type"

@@ -54,6 +54,12 @@ func (w *Workspace) findRepo(ctx context.Context) (*repo, string, error) {
 	if err != nil {
 		return nil, "", fmt.Errorf("workspace: %w", err)
 	}
+	if !dotGitAbove(root) {
+		// Git finds a work tree by a .git entry in the root or above it
+		// (the variables that could say otherwise are dropped): without
+		// one there is no work tree, and no git process is started.
+		return nil, "", nil
+	}
 	env := gitEnv(os.Environ())
 	key := sha256.Sum256([]byte(root))
 	found := w.dir("git", "found-"+hex.EncodeToString(key[:8]))
@@ -87,6 +93,21 @@ func (w *Workspace) findRepo(ctx context.Context) (*repo, string, error) {
 		writeAtomic(found, []byte(strings.Join(lines, "\n")+"\n")) // only spares a rev-parse next time
 	}
 	return w.newRepo(path, root, env, lines)
+}
+
+// dotGitAbove reports whether dir or a directory above it holds a .git
+// entry (a directory, or the file of a linked worktree or submodule).
+func dotGitAbove(dir string) bool {
+	for {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return true
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return false
+		}
+		dir = parent
+	}
 }
 
 // foundBefore returns the git directory, common directory and top of the

@@ -1,0 +1,255 @@
+package orchestrator
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/signature"
+	"github.com/autoretry/orchestrator/templates"
+)
+
+// The progress rules against real agents' patterns, with a real "go test"
+// over a Go module whose ten tests fail, in a git work tree. The person's
+// index, HEAD, refs and stash are never changed by the recordings.
+
+func progressWorkspace(t *testing.T, agent string) (*Runner, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs go test in a loop")
+	}
+	for _, prog := range []string{"go", "git", "sh"} {
+		if _, err := exec.LookPath(prog); err != nil {
+			t.Skipf("needs %s", prog)
+		}
+	}
+	root := t.TempDir()
+	var calc, test strings.Builder
+	calc.WriteString("package calc\n\n")
+	test.WriteString("package calc\n\nimport \"testing\"\n\n")
+	for n := 1; n <= 10; n++ {
+		fmt.Fprintf(&calc, "func F%d() int { return 0 } // bug\n", n)
+		fmt.Fprintf(&test, "func TestF%d(t *testing.T) {\n\tif got := F%d(); got != %d {\n\t\tt.Errorf(\"F%d() = %%d\", got)\n\t}\n}\n\n", n, n, n, n)
+	}
+	files := map[string]string{
+		"go.mod": "module example.com/calc\n\ngo 1.21\n", "calc.go": calc.String(), "calc_test.go": test.String(),
+		".gitignore": "*.log\n", "agent.sh": agent,
+		".orchestrator/issue_queue.md": "# Issue Queue\n\n" + issueMD(simFailing, "Priority=critical", "Auto-Retry=true", "Max-Retries=15", "Verify=test"),
+	}
+	for name, text := range files {
+		p := filepath.Join(root, name)
+		os.MkdirAll(filepath.Dir(p), 0o755)
+		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join("..", ".orchestrator.example", "session_state.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.WriteFile(filepath.Join(root, ".orchestrator", "session_state.md"), b, 0o644)
+	env := append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
+		"GIT_COMMITTER_EMAIL=t@example.com", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
+	for _, args := range [][]string{{"init", "-q"}, {"add", "go.mod", "calc.go", "calc_test.go", ".gitignore", "agent.sh"}, {"commit", "-qm", "start"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Dir, cmd.Env = root, env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	rules, err := signature.Compile(signature.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := config.Default()
+	cfg.Loop.Command = "sh agent.sh"
+	cfg.Verification.Checks = map[string]config.Check{"test": {Name: "test", Command: "go test ./...", Timeout: 5 * 60e9}}
+	dir := filepath.Join(root, ".orchestrator")
+	o := &Orchestrator{Dir: dir, Config: cfg, Templates: &templates.Set{Dir: filepath.Join(dir, "templates")}, Stdout: io.Discard,
+		NewSignature: func() (SignatureWriter, error) { return rules.NewDigest(), nil }}
+	return &Runner{O: o, Terminal: io.Discard, Stderr: io.Discard, Environ: env}, root
+}
+
+// gitSnapshot is what of the person's repository must never change.
+func gitSnapshot(t *testing.T, root string) string {
+	t.Helper()
+	index, err := os.ReadFile(filepath.Join(root, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command("sh", "-c", "cd "+root+" && cat .git/HEAD && git for-each-ref && git stash list").CombinedOutput()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(index) + string(out)
+}
+
+func loopVerdicts(t *testing.T, dir string) map[int]Event {
+	t.Helper()
+	evs, errs := ReadEvents(dir)
+	if len(errs) > 0 {
+		t.Fatal(errs)
+	}
+	m := map[int]Event{}
+	for _, ev := range evs {
+		if ev.Event == EvLoop {
+			m[ev.Loop] = ev
+		}
+	}
+	return m
+}
+
+func runStop(t *testing.T, r *Runner) (RunReport, Code) {
+	t.Helper()
+	rep, err := r.Run(context.Background())
+	if se, ok := err.(*StopError); ok {
+		return rep, se.Code
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rep, ""
+}
+
+func TestProgressFixingOneTestPerLoopRunsToAllPass(t *testing.T) {
+	r, root := progressWorkspace(t, `echo "previous: $ORCHESTRATOR_PREVIOUS_PROGRESS" >> agent.log
+line=$(grep -n '// bug' calc.go | head -1 | cut -d: -f1)
+[ -z "$line" ] && exit 0
+n=$(sed -n "${line}p" calc.go | sed 's/^func F\([0-9]*\).*/\1/')
+sed -i "${line}s/.*/func F$n() int { return $n }/" calc.go
+`)
+	before := gitSnapshot(t, root)
+	rep, code := runStop(t, r)
+	if code != "" || rep.Outcome != "completed" || len(rep.Resolved) != 1 {
+		t.Fatalf("run: %+v, code %q; want completed with the issue resolved", rep, code)
+	}
+	loops := loopVerdicts(t, r.O.Dir)
+	for n := 3; n <= 10; n++ {
+		if ev := loops[n]; ev.Progress != ProgressProgressed || ev.Workspace == nil || ev.Workspace.FilesChanged != 1 || ev.Workspace.LinesAdded != 1 {
+			t.Errorf("loop %d: progress %q, workspace %+v; want progressed, one line of one file", n, ev.Progress, ev.Workspace)
+		}
+	}
+	if gitSnapshot(t, root) != before {
+		t.Error("the person's index, HEAD, refs or stash changed")
+	}
+	hist, _ := ReadHistory(r.O.Dir)
+	if len(hist) == 0 || hist[len(hist)-1].Progress != ProgressProgressed {
+		t.Errorf("history's last row: %+v", hist)
+	}
+	log, _ := os.ReadFile(filepath.Join(root, "agent.log"))
+	if !strings.Contains(string(log), "previous: progressed") {
+		t.Errorf("the loops were not told the previous verdict:\n%s", log)
+	}
+}
+
+func TestProgressIdleAgentHaltsNoChange(t *testing.T) {
+	r, root := progressWorkspace(t, `echo "I reworded my plan"
+touch calc.go calc_test.go
+echo "$ORCHESTRATOR_LOOP" >> notes.log
+`)
+	before := gitSnapshot(t, root)
+	rep, code := runStop(t, r)
+	if code != CodeNoChange || rep.Loops != 3 {
+		t.Fatalf("run: %+v, code %q; want no_change after loop 3 (2 auto-retry loops)", rep, code)
+	}
+	if ev := loopVerdicts(t, r.O.Dir)[3]; ev.Progress != ProgressIdle {
+		t.Errorf("loop 3: %q, want idle", ev.Progress)
+	}
+	assertHaltEvent(t, r.O.Dir, CodeNoChange)
+	if rr, errs := Replay(r.O.Dir, time.Time{}, r.O.Config); len(errs) > 0 || len(rr.Differences) != 0 {
+		t.Errorf("replay, same config: %+v %v", rr, errs)
+	}
+	off := *r.O.Config
+	off.Progress.IdleLoops = 0
+	if rr, _ := Replay(r.O.Dir, time.Time{}, &off); len(rr.Differences) != 1 || rr.LoopsAdded != 1 || rr.Differences[0].ReplayedCode != CodeNoProgress {
+		t.Errorf("replay, idle_loops = 0: %+v", rr)
+	}
+	if gitSnapshot(t, root) != before {
+		t.Error("the person's index, HEAD, refs or stash changed")
+	}
+}
+
+func TestProgressCyclingAgentHaltsCycle(t *testing.T) {
+	r, root := progressWorkspace(t, `if [ $((ORCHESTRATOR_LOOP % 2)) = 1 ]; then v=100; else v=200; fi
+sed -i "s/^func F1() int { return [0-9]* }/func F1() int { return $v }/" calc.go
+`)
+	before := gitSnapshot(t, root)
+	rep, code := runStop(t, r)
+	if code != CodeCycle || rep.Loops != 3 {
+		t.Fatalf("run: %+v, code %q; want cycle at loop 3, the first return", rep, code)
+	}
+	if ev := loopVerdicts(t, r.O.Dir)[3]; ev.Progress != ProgressCycled {
+		t.Errorf("loop 3: %q, want cycled", ev.Progress)
+	}
+	assertHaltEvent(t, r.O.Dir, CodeCycle)
+	if gitSnapshot(t, root) != before {
+		t.Error("the person's index, HEAD, refs or stash changed")
+	}
+	lc, ok, err := FindLoopChange(r.O.Dir, "", 3)
+	if err != nil || !ok {
+		t.Fatalf("loop 3's change: %v %v", ok, err)
+	}
+	diff, err := lc.DiffText(context.Background(), r.O.Dir)
+	if err != nil || !strings.Contains(string(diff), "-func F1() int { return 200 }") || !strings.Contains(string(diff), "+func F1() int { return 100 }") {
+		t.Errorf("diff of loop 3: %v\n%s", err, diff)
+	}
+}
+
+func TestProgressGitRevertHaltsCycle(t *testing.T) {
+	r, _ := progressWorkspace(t, `if [ "$ORCHESTRATOR_LOOP" = 1 ]; then
+  sed -i 's/^func F1() int { return 0 }/func F1() int { return 7 }/' calc.go
+  git commit -qam 'wrong fix'
+else
+  git revert --no-edit HEAD >/dev/null
+fi
+`)
+	rep, code := runStop(t, r)
+	if code != CodeCycle || rep.Loops != 2 {
+		t.Fatalf("run: %+v, code %q; want cycle at loop 2, back where the run began", rep, code)
+	}
+	assertHaltEvent(t, r.O.Dir, CodeCycle)
+}
+
+func TestProgressReformattingAgentStopsNoProgress(t *testing.T) {
+	r, root := progressWorkspace(t, `sed -i 's/^func /\nfunc /' calc.go
+`)
+	before := gitSnapshot(t, root)
+	rep, code := runStop(t, r)
+	if code != CodeNoProgress || rep.Loops != 4 {
+		t.Fatalf("run: %+v, code %q; want no_progress after loop 4 (3 auto-retry loops)", rep, code)
+	}
+	if ev := loopVerdicts(t, r.O.Dir)[4]; ev.Progress != ProgressChanged {
+		t.Errorf("loop 4: %q, want changed", ev.Progress)
+	}
+	// Replayed under the config it ran with, nothing differs; with
+	// [progress] loops = 2 the run stops a loop earlier.
+	if rr, errs := Replay(r.O.Dir, time.Time{}, r.O.Config); len(errs) > 0 || len(rr.Differences) != 0 || rr.LoopsRecorded != 4 {
+		t.Errorf("replay, same config: %+v %v", rr, errs)
+	}
+	stricter := *r.O.Config
+	stricter.Progress.Loops = 2
+	if rr, _ := Replay(r.O.Dir, time.Time{}, &stricter); len(rr.Differences) != 1 || rr.LoopsSaved != 1 || rr.Differences[0].ReplayedLoop != 3 {
+		t.Errorf("replay, progress.loops = 2: %+v", rr)
+	}
+	if gitSnapshot(t, root) != before {
+		t.Error("the person's index, HEAD, refs or stash changed")
+	}
+}
+
+func assertHaltEvent(t *testing.T, dir string, code Code) {
+	t.Helper()
+	evs, _ := ReadEvents(dir)
+	for _, ev := range evs {
+		if ev.Event == EvHalted && ev.Code == code && ev.IssueID == simFailing {
+			return
+		}
+	}
+	t.Errorf("no halted event with code %s", code)
+}
