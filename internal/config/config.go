@@ -23,12 +23,17 @@ type Config struct {
 	Logs           Logs
 	Metrics        Metrics
 	Notify         Notify
+	SharedBudget   SharedBudget // the [shared_budget] section
 }
 
 // Notify is the [notify] section: a command run once for each event that
 // needs a person.
 type Notify struct {
 	Command string // run with sh -c; empty: no notifications
+	// Heartbeat is run with sh -c once after every run, whatever its
+	// outcome, for a monitor that expects to hear from each run; empty:
+	// none.
+	Heartbeat string
 }
 
 // Loop is the [loop] section: the regular loop that run executes.
@@ -251,4 +256,17 @@ func (c *Config) MaxRetriesFor(issueType string) int {
 func (c *Config) Verify(name string) (Check, bool) {
 	ch, ok := c.Verification.Checks[name]
 	return ch, ok
+}
+
+// SharedBudget is the [shared_budget] section: daily limits over a rolling
+// 24 hours that several state directories share. Every loop of every state
+// directory naming Dir is counted in Dir's ledger. Zero turns a limit off;
+// an empty Dir turns the section off.
+type SharedBudget struct {
+	Dir                  string
+	LoopsPerDay          int
+	AutoRetryLoopsPerDay int
+	AgentTimePerDay      time.Duration
+	CostPerDay           float64
+	TokensPerDay         int
 }

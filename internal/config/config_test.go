@@ -101,6 +101,13 @@ func TestDefaultValues(t *testing.T) {
 		{"logs.history_keep", "24", "12"},
 		{"metrics.textfile", "", "m.prom"},
 		{"notify.command", "", "notify-send orchestrator"},
+		{"notify.heartbeat", "", "curl -fsS https://example.invalid/ping"},
+		{"shared_budget.dir", "", "/srv/budget"},
+		{"shared_budget.loops_per_day", "0", "100"},
+		{"shared_budget.auto_retry_loops_per_day", "0", "10"},
+		{"shared_budget.agent_time_per_day", "0s", "4h"},
+		{"shared_budget.cost_per_day", "0", "20"},
+		{"shared_budget.tokens_per_day", "0", "1000000"},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -332,6 +339,13 @@ func TestEnvOverrides(t *testing.T) {
 		{"ORCHESTRATOR_BUDGET_AGENT_TIME_PER_DAY", "2h", func(c *Config) { c.Budget.AgentTimePerDay = 2 * time.Hour }},
 		{"ORCHESTRATOR_BUDGET_COST_PER_DAY", "12.5", func(c *Config) { c.Budget.CostPerDay = 12.5 }},
 		{"ORCHESTRATOR_BUDGET_COST_PATTERN", `cost: ([0-9.]+)`, func(c *Config) { c.Budget.CostPattern = `cost: ([0-9.]+)` }},
+		{"ORCHESTRATOR_NOTIFY_HEARTBEAT", "./ping.sh", func(c *Config) { c.Notify.Heartbeat = "./ping.sh" }},
+		{"ORCHESTRATOR_SHARED_BUDGET_DIR", "/srv/budget", func(c *Config) { c.SharedBudget.Dir = "/srv/budget" }},
+		{"ORCHESTRATOR_SHARED_BUDGET_LOOPS_PER_DAY", "100", func(c *Config) { c.SharedBudget.LoopsPerDay = 100 }},
+		{"ORCHESTRATOR_SHARED_BUDGET_AUTO_RETRY_LOOPS_PER_DAY", "9", func(c *Config) { c.SharedBudget.AutoRetryLoopsPerDay = 9 }},
+		{"ORCHESTRATOR_SHARED_BUDGET_AGENT_TIME_PER_DAY", "3h", func(c *Config) { c.SharedBudget.AgentTimePerDay = 3 * time.Hour }},
+		{"ORCHESTRATOR_SHARED_BUDGET_COST_PER_DAY", "40", func(c *Config) { c.SharedBudget.CostPerDay = 40 }},
+		{"ORCHESTRATOR_SHARED_BUDGET_TOKENS_PER_DAY", "5000000", func(c *Config) { c.SharedBudget.TokensPerDay = 5000000 }},
 	}
 	path := writeConfig(t, file)
 	base, err := Load(path, nil)
