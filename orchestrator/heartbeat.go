@@ -37,14 +37,21 @@ type Beat struct {
 const HeartbeatTimeout = 30 * time.Second
 
 // IssuesNeedingPerson returns the IDs of the issues of the state directory
-// dir that wait for a person: quarantined ones first, then the halted and
-// escalated ones in queue order. A queue that cannot be read gives none.
+// dir that wait for a person (NeedingPerson). A queue that cannot be read
+// gives none.
 func IssuesNeedingPerson(dir string) []string {
-	ids := []string{}
 	q, _, err := PathsIn(dir).Load()
 	if err != nil || q == nil {
-		return ids
+		return []string{}
 	}
+	return NeedingPerson(q)
+}
+
+// NeedingPerson returns the IDs of the issues of q that wait for a person:
+// quarantined ones first, then the halted and escalated ones in queue
+// order.
+func NeedingPerson(q *issuequeue.Queue) []string {
+	ids := []string{}
 	for _, is := range q.Quarantined {
 		ids = append(ids, is.ID)
 	}
