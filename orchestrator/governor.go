@@ -447,7 +447,7 @@ func sharedBudgetRule(in Inputs, code Code, key string, used, limit float64, sho
 	v.Reason = fmt.Sprintf("shared daily budget spent: %s in the last 24h (limit %s, [shared_budget] %s, shared in %s); next loop possible at %s",
 		show(used), show(limit), key, in.Shared.Dir, clock(at, in.Now))
 	v.Hint = "wait, or raise the limit in [shared_budget] of every config.toml that names " + in.Shared.Dir +
-		"; '" + in.inv() + " explain' shows which projects spent it"
+		"; 'orchestrator fleet explain DIR…' shows which projects spent it"
 	return v
 }
 
