@@ -7,12 +7,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"time"
 
+	"github.com/autoretry/orchestrator/internal/agentout"
 	"github.com/autoretry/orchestrator/internal/config"
 	"github.com/autoretry/orchestrator/internal/statefile"
 )
@@ -299,7 +301,27 @@ func (o *Orchestrator) shareExecs(runID string, loop int, since time.Time) error
 		es = append(es, SharedEntry{Time: ev.Time, Dir: abs, RunID: runID, Loop: loop, Kind: ev.Kind, Attempt: ev.Attempt,
 			DurationMS: ev.DurationMS, Cost: ev.Cost})
 	}
+	if len(es) > 0 {
+		// The loop's output file holds its last execution's output.
+		es[len(es)-1].Tokens = loopTokens(filepath.Join(PathsIn(abs).LoopLogs(), fmt.Sprintf("%s-%02d.log", runID, loop)))
+	}
 	return AppendShared(context.Background(), d, es, o.now())
+}
+
+// loopTokens returns the tokens (input and output) a coding agent's output
+// in the file at path states it used; 0 when it states none.
+func loopTokens(path string) int64 {
+	f, err := os.Open(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	r := agentout.NewReader(agentout.KindAuto, time.Now(), nil)
+	if _, err := io.Copy(r, f); err != nil {
+		return 0
+	}
+	t := r.Report().Tokens
+	return t.Input + t.Output
 }
 
 // sharedStop applies the shared budget's rules to a loop of the given kind
