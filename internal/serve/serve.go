@@ -44,6 +44,8 @@ type Server struct {
 	mu      sync.Mutex
 	version int
 	subs    map[chan int]bool
+	// onSubscribe, if set, is called when an event stream opens (tests).
+	onSubscribe func()
 }
 
 func (s *Server) now() time.Time {
@@ -155,7 +157,11 @@ func (s *Server) subscribe() (chan int, func()) {
 		s.subs = map[chan int]bool{}
 	}
 	s.subs[c] = true
+	hook := s.onSubscribe
 	s.mu.Unlock()
+	if hook != nil {
+		hook()
+	}
 	return c, func() {
 		s.mu.Lock()
 		delete(s.subs, c)
