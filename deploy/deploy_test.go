@@ -71,6 +71,74 @@ func TestKubernetesCronJob(t *testing.T) {
 	}
 }
 
+// The fleet CronJob decodes strictly into the real Kubernetes API types,
+// forbids overlapping runs, runs "orchestrator fleet run" over the list of
+// repositories it reads from the PersistentVolumeClaim it declares (where
+// their state directories live too), and takes the agent's credentials
+// from a Secret.
+func TestKubernetesFleetCronJob(t *testing.T) {
+	b, err := os.ReadFile("kubernetes/fleet-cronjob.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pvc corev1.PersistentVolumeClaim
+	var cj batchv1.CronJob
+	kinds := map[string]int{}
+	for _, doc := range bytes.Split(b, []byte("\n---\n")) {
+		var meta struct{ Kind string }
+		if err := yaml.Unmarshal(doc, &meta); err != nil {
+			t.Fatal(err)
+		}
+		kinds[meta.Kind]++
+		var target any
+		switch meta.Kind {
+		case "PersistentVolumeClaim":
+			target = &pvc
+		case "CronJob":
+			target = &cj
+		default:
+			t.Fatalf("unexpected kind %q", meta.Kind)
+		}
+		if err := yaml.UnmarshalStrict(doc, target); err != nil {
+			t.Fatalf("%s: %v", meta.Kind, err)
+		}
+	}
+	if kinds["CronJob"] != 1 || kinds["PersistentVolumeClaim"] != 1 {
+		t.Fatalf("kinds %v, want one CronJob and one PersistentVolumeClaim", kinds)
+	}
+	if cj.Spec.ConcurrencyPolicy != batchv1.ForbidConcurrent {
+		t.Errorf("concurrencyPolicy %q, want Forbid", cj.Spec.ConcurrencyPolicy)
+	}
+	pod := cj.Spec.JobTemplate.Spec.Template.Spec
+	if pod.RestartPolicy != corev1.RestartPolicyNever {
+		t.Errorf("restartPolicy %q, want Never: a stopped run must not be run again at once", pod.RestartPolicy)
+	}
+	if len(pod.Volumes) != 1 || pod.Volumes[0].PersistentVolumeClaim == nil || pod.Volumes[0].PersistentVolumeClaim.ClaimName != pvc.Name {
+		t.Errorf("the volume is not the claim %q: %+v", pvc.Name, pod.Volumes)
+	}
+	if len(pod.Containers) != 1 {
+		t.Fatalf("%d containers, want 1", len(pod.Containers))
+	}
+	c := pod.Containers[0]
+	if !slices.Equal(c.Command[:3], []string{"orchestrator", "fleet", "run"}) || !slices.Contains(c.Command, "--quiet") {
+		t.Errorf("command %v, want orchestrator fleet run --quiet …", c.Command)
+	}
+	i := slices.Index(c.Command, "--from")
+	if i < 0 || i+1 >= len(c.Command) {
+		t.Fatalf("command %v names no list of repositories (--from FILE)", c.Command)
+	}
+	if len(c.VolumeMounts) != 1 || c.VolumeMounts[0].Name != pod.Volumes[0].Name ||
+		!strings.HasPrefix(c.Command[i+1], c.VolumeMounts[0].MountPath+"/") {
+		t.Errorf("--from %s is not on the mounted volume %+v", c.Command[i+1], c.VolumeMounts)
+	}
+	if !strings.HasPrefix(c.WorkingDir+"/", c.VolumeMounts[0].MountPath+"/") {
+		t.Errorf("workingDir %s is not on the volume", c.WorkingDir)
+	}
+	if len(c.EnvFrom) != 1 || c.EnvFrom[0].SecretRef == nil {
+		t.Errorf("the credentials do not come from a Secret: %+v", c.EnvFrom)
+	}
+}
+
 // unitKeys are the keys the units may use, by section: a misspelt key is
 // an error here, as systemd-analyze verify would warn.
 var unitKeys = map[string][]string{

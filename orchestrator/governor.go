@@ -93,6 +93,9 @@ type Inputs struct {
 	// directory as they named it, for hints.
 	Invocation string
 	Dir        string
+	// Shared is the shared budget's last 24 hours, when [shared_budget]
+	// names a directory and the caller read it; nil: not checked.
+	Shared *SharedUsage
 }
 
 func (in Inputs) inv() string {
@@ -119,6 +122,9 @@ func Gate(in Inputs, kind string) (all []Verdict, stop *Verdict) {
 	rules = append(rules, ruleRateLimited)
 	if kind == KindAutoRetry {
 		rules = append(rules, ruleSentinel, ruleDisabled)
+	}
+	if in.Shared != nil {
+		rules = append(rules, sharedRules(kind)...)
 	}
 	rules = append(rules, ruleDailyLoops, ruleDailyAgentTime, ruleDailyCost)
 	rules = append(rules, ruleDailyTokens, ruleWindowShare)
@@ -507,4 +513,103 @@ func ProgressHalt(p LoopProgress, idle int, cfg *config.Config) *Verdict {
 		return &v
 	}
 	return nil
+}
+
+// Reason codes of a spent shared budget ([shared_budget]): the budget
+// several state directories share.
+const (
+	CodeSharedLoops       Code = "shared_daily_loops"        // [shared_budget] loops_per_day spent
+	CodeSharedAutoRetries Code = "shared_daily_auto_retries" // [shared_budget] auto_retry_loops_per_day spent
+	CodeSharedAgentTime   Code = "shared_daily_agent_time"   // [shared_budget] agent_time_per_day spent
+	CodeSharedCost        Code = "shared_daily_cost"         // [shared_budget] cost_per_day spent
+	CodeSharedTokens      Code = "shared_daily_tokens"       // [shared_budget] tokens_per_day spent
+)
+
+// sharedRules are the shared budget's rules for a loop of the given kind.
+func sharedRules(kind string) []func(Inputs) Verdict {
+	rules := []func(Inputs) Verdict{ruleSharedLoops, ruleSharedAgentTime, ruleSharedCost, ruleSharedTokens}
+	if kind == KindAutoRetry {
+		rules = append(rules, ruleSharedAutoRetries)
+	}
+	return rules
+}
+
+// SharedVerdicts evaluates the shared budget's rules alone, for a loop of
+// the given kind; none when in.Shared is nil.
+func SharedVerdicts(in Inputs, kind string) []Verdict {
+	if in.Shared == nil {
+		return nil
+	}
+	var out []Verdict
+	for _, r := range sharedRules(kind) {
+		out = append(out, r(in))
+	}
+	return out
+}
+
+// sharedBudgetRule is one shared limit: used against limit (0: off), worded
+// by show; next is when it frees up once spent.
+func sharedBudgetRule(in Inputs, code Code, key string, used, limit float64, show func(float64) string, next func() time.Time) Verdict {
+	v := Verdict{Rule: code, Value: show(used) + " in the last 24h, shared by every project naming " + in.Shared.Dir, Limit: "off"}
+	if limit <= 0 {
+		return v
+	}
+	v.Limit = show(limit) + " per 24h"
+	if used < limit {
+		return v
+	}
+	at := next()
+	v.Stop, v.Until = true, at
+	v.Reason = fmt.Sprintf("shared daily budget spent: %s in the last 24h (limit %s, [shared_budget] %s, shared in %s); next loop possible at %s",
+		show(used), show(limit), key, in.Shared.Dir, clock(at, in.Now))
+	v.Hint = "wait, or raise the limit in [shared_budget] of every config.toml that names " + in.Shared.Dir +
+		"; 'orchestrator fleet explain DIR…' shows which projects spent it"
+	return v
+}
+
+func countShow(what string) func(float64) string {
+	return func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) + " " + what }
+}
+
+func ruleSharedLoops(in Inputs) Verdict {
+	u, limit := in.Shared, in.Config.SharedBudget.LoopsPerDay
+	return sharedBudgetRule(in, CodeSharedLoops, "loops_per_day", float64(u.Loops()), float64(limit), countShow("loop command executions"),
+		func() time.Time { return u.nextAt(func(SharedEntry) float64 { return 1 }, float64(limit)) })
+}
+
+func ruleSharedAutoRetries(in Inputs) Verdict {
+	u, limit := in.Shared, in.Config.SharedBudget.AutoRetryLoopsPerDay
+	return sharedBudgetRule(in, CodeSharedAutoRetries, "auto_retry_loops_per_day", float64(u.AutoRetryLoops()), float64(limit), countShow("auto-retry loops"),
+		func() time.Time {
+			return u.nextAt(func(e SharedEntry) float64 {
+				if e.Kind == KindAutoRetry && e.Attempt <= 1 {
+					return 1
+				}
+				return 0
+			}, float64(limit))
+		})
+}
+
+func ruleSharedAgentTime(in Inputs) Verdict {
+	u, limit := in.Shared, in.Config.SharedBudget.AgentTimePerDay
+	show := func(f float64) string { return time.Duration(f).Round(time.Second).String() + " of loop command time" }
+	return sharedBudgetRule(in, CodeSharedAgentTime, "agent_time_per_day", float64(u.AgentTime()), float64(limit), show,
+		func() time.Time {
+			return u.nextAt(func(e SharedEntry) float64 { return float64(time.Duration(e.DurationMS) * time.Millisecond) }, float64(limit))
+		})
+}
+
+func ruleSharedCost(in Inputs) Verdict {
+	u, limit := in.Shared, in.Config.SharedBudget.CostPerDay
+	show := func(f float64) string { return "cost " + strconv.FormatFloat(f, 'f', 2, 64) }
+	return sharedBudgetRule(in, CodeSharedCost, "cost_per_day", u.Cost(), limit, show,
+		func() time.Time { return u.nextAt(func(e SharedEntry) float64 { return e.Cost }, limit) })
+}
+
+func ruleSharedTokens(in Inputs) Verdict {
+	u, limit := in.Shared, in.Config.SharedBudget.TokensPerDay
+	return sharedBudgetRule(in, CodeSharedTokens, "tokens_per_day", float64(u.Tokens()), float64(limit), countShow("tokens"),
+		func() time.Time {
+			return u.nextAt(func(e SharedEntry) float64 { return float64(e.Tokens) }, float64(limit))
+		})
 }

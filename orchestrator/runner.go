@@ -166,6 +166,9 @@ func (r *Runner) Run(ctx context.Context) (RunReport, error) {
 		return rep, err
 	}
 	in.Run = true
+	if in.Shared, err = o.ReadShared(in.Now); err != nil {
+		return rep, err
+	}
 	if _, v := Gate(in, KindRegular); v != nil {
 		se := StopFor(v)
 		rep.Outcome, rep.Code, rep.Reason, rep.Hint = "stopped", se.Code, se.Reason, se.Hint
@@ -274,6 +277,18 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		if loop > 1 && ctx.Err() != nil {
 			return r.abortedAfter(loop - 1)
 		}
+		if loop > 1 {
+			// The shared budget may have been spent by other projects
+			// since the check: the claimed issues are given back.
+			if se, err := r.sharedStop(kind); err != nil {
+				return err
+			} else if se != nil {
+				if err := r.release(retried); err != nil {
+					return err
+				}
+				return se
+			}
+		}
 		rep.Loops = loop
 		before, _, err := o.paths().Load()
 		if err != nil {
@@ -294,7 +309,9 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 			return err
 		}
 		snap.person = r.person
+		loopStart := r.now()
 		res, result, transient, stop, err := r.runLoop(ctx, rep.RunID, loop, kind, retried, before)
+		err = errors.Join(err, o.shareExecs(rep.RunID, loop, loopStart))
 		if err != nil {
 			return err
 		}

@@ -61,7 +61,7 @@ Examples:
 	})
 }
 
-func runRun(ctx context.Context, e *env, args []string) error {
+func runRun(ctx context.Context, e *env, args []string) (err error) {
 	c := commands["run"]
 	fs := flag.NewFlagSet("run", flag.ContinueOnError)
 	maxLoops := fs.Int("max-loops", 0, "")
@@ -75,6 +75,14 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Every run that got as far as its configuration tells [notify]
+	// heartbeat how it ended, exactly once; a dry run runs nothing.
+	var rep orchestrator.RunReport
+	defer func() {
+		if !*dry {
+			e.heartbeat(ctx, cfg, rep, err)
+		}
+	}()
 	if *maxLoops != 0 {
 		if err := cfg.Set("loop.max_loops", strconv.Itoa(*maxLoops)); err != nil {
 			return usageErr(c, "--max-loops: %v", err)
@@ -107,7 +115,7 @@ func runRun(ctx context.Context, e *env, args []string) error {
 	if *dry {
 		return r.DryRun(out)
 	}
-	rep, err := r.Run(ctx)
+	rep, err = r.Run(ctx)
 	if held != nil {
 		var se *orchestrator.StopError
 		var be *statefile.BusyError

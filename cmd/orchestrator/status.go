@@ -232,6 +232,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		return enc.Encode(r)
 	}
 	printStatus(e, r)
+	printOverdue(e, now)
 	return nil
 }
 

@@ -25,12 +25,17 @@ type Config struct {
 	Notify         Notify
 	Agent          Agent
 	Progress       Progress
+	SharedBudget   SharedBudget // the [shared_budget] section
 }
 
 // Notify is the [notify] section: a command run once for each event that
 // needs a person.
 type Notify struct {
 	Command string // run with sh -c; empty: no notifications
+	// Heartbeat is run with sh -c once after every run, whatever its
+	// outcome, for a monitor that expects to hear from each run; empty:
+	// none.
+	Heartbeat string
 }
 
 // Loop is the [loop] section: the regular loop that run executes.
@@ -292,4 +297,17 @@ func (c *Config) NoProgressLoops() int {
 		return c.Progress.Loops
 	}
 	return c.Stall.Loops
+}
+
+// SharedBudget is the [shared_budget] section: daily limits over a rolling
+// 24 hours that several state directories share. Every loop of every state
+// directory naming Dir is counted in Dir's ledger. Zero turns a limit off;
+// an empty Dir turns the section off.
+type SharedBudget struct {
+	Dir                  string
+	LoopsPerDay          int
+	AutoRetryLoopsPerDay int
+	AgentTimePerDay      time.Duration
+	CostPerDay           float64
+	TokensPerDay         int
 }

@@ -107,6 +107,13 @@ func TestDefaultValues(t *testing.T) {
 		{"progress.enabled", "true", "false"},
 		{"progress.idle_loops", "2", "3"},
 		{"progress.loops", "0", "4"},
+		{"notify.heartbeat", "", "curl -fsS https://example.invalid/ping"},
+		{"shared_budget.dir", "", "/srv/budget"},
+		{"shared_budget.loops_per_day", "0", "100"},
+		{"shared_budget.auto_retry_loops_per_day", "0", "10"},
+		{"shared_budget.agent_time_per_day", "0s", "4h"},
+		{"shared_budget.cost_per_day", "0", "20"},
+		{"shared_budget.tokens_per_day", "0", "1000000"},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -344,6 +351,13 @@ func TestEnvOverrides(t *testing.T) {
 		{"ORCHESTRATOR_AGENT_KIND", "codex", func(c *Config) { c.Agent.Kind = "codex" }},
 		{"ORCHESTRATOR_BUDGET_TOKENS_PER_DAY", "2000000", func(c *Config) { c.Budget.TokensPerDay = 2000000 }},
 		{"ORCHESTRATOR_BUDGET_WINDOW_SHARE", "0.8", func(c *Config) { c.Budget.WindowShare = 0.8 }},
+		{"ORCHESTRATOR_NOTIFY_HEARTBEAT", "./ping.sh", func(c *Config) { c.Notify.Heartbeat = "./ping.sh" }},
+		{"ORCHESTRATOR_SHARED_BUDGET_DIR", "/srv/budget", func(c *Config) { c.SharedBudget.Dir = "/srv/budget" }},
+		{"ORCHESTRATOR_SHARED_BUDGET_LOOPS_PER_DAY", "100", func(c *Config) { c.SharedBudget.LoopsPerDay = 100 }},
+		{"ORCHESTRATOR_SHARED_BUDGET_AUTO_RETRY_LOOPS_PER_DAY", "9", func(c *Config) { c.SharedBudget.AutoRetryLoopsPerDay = 9 }},
+		{"ORCHESTRATOR_SHARED_BUDGET_AGENT_TIME_PER_DAY", "3h", func(c *Config) { c.SharedBudget.AgentTimePerDay = 3 * time.Hour }},
+		{"ORCHESTRATOR_SHARED_BUDGET_COST_PER_DAY", "40", func(c *Config) { c.SharedBudget.CostPerDay = 40 }},
+		{"ORCHESTRATOR_SHARED_BUDGET_TOKENS_PER_DAY", "5000000", func(c *Config) { c.SharedBudget.TokensPerDay = 5000000 }},
 	}
 	path := writeConfig(t, file)
 	base, err := Load(path, nil)

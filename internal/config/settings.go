@@ -86,11 +86,20 @@ var fixedSettings = []setting{
 	boolKey("progress.enabled", func(c *Config, b bool) { c.Progress.Enabled = b }),
 	intKey("progress.idle_loops", 0, func(c *Config, n int) { c.Progress.IdleLoops = n }),
 	intKey("progress.loops", 0, func(c *Config, n int) { c.Progress.Loops = n }),
+	stringKey("notify.heartbeat", nil, func(c *Config, s string) { c.Notify.Heartbeat = s }),
+
+	stringKey("shared_budget.dir", nil, func(c *Config, s string) { c.SharedBudget.Dir = s }),
+	intKey("shared_budget.loops_per_day", 0, func(c *Config, n int) { c.SharedBudget.LoopsPerDay = n }),
+	intKey("shared_budget.auto_retry_loops_per_day", 0, func(c *Config, n int) { c.SharedBudget.AutoRetryLoopsPerDay = n }),
+	offDurationKey("shared_budget.agent_time_per_day", func(c *Config, d time.Duration) { c.SharedBudget.AgentTimePerDay = d }),
+	floatKey("shared_budget.cost_per_day", 0, math.Inf(1), func(c *Config, f float64) { c.SharedBudget.CostPerDay = f }),
+	intKey("shared_budget.tokens_per_day", 0, func(c *Config, n int) { c.SharedBudget.TokensPerDay = n }),
 }
 
 // sections are the tables of the file, in the order of the documented reference.
 var sections = []string{"loop", "auto_retry", "signature", "backoff", "classify", "budget",
-	"circuit_breaker", "stall", "cascade", "tiers", "verify", "logs", "metrics", "notify", "agent", "progress"}
+	"circuit_breaker", "stall", "cascade", "tiers", "verify", "logs", "metrics", "notify", "agent", "progress",
+	"shared_budget"}
 
 const (
 	byTypeTable = "max_retries_by_type"
@@ -465,4 +474,20 @@ func checkCostPattern(p string) error {
 		return fmt.Errorf("regexp %q must have exactly one capture group (the cost), not %d", p, n)
 	}
 	return nil
+}
+
+// offDurationKey is durationKey for a limit that 0 turns off.
+func offDurationKey(key string, set func(*Config, time.Duration)) setting {
+	parse := func(c *Config, s string) error {
+		d, err := time.ParseDuration(strings.TrimSpace(s))
+		if err != nil {
+			return fmt.Errorf("%q is not a duration (use Go syntax such as \"30m\" or \"1h30m\")", s)
+		}
+		if d < 0 {
+			return fmt.Errorf("must not be negative, got %q", s)
+		}
+		set(c, d)
+		return nil
+	}
+	return textKey(key, "a duration string such as \"30m\"", parse)
 }
