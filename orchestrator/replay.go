@@ -39,12 +39,11 @@ type ReplayReport struct {
 var progressCodes = map[Code]Code{CodeNoProgress: CodeNoProgress, CodeStall: CodeNoProgress, CodeNoChange: CodeNoChange, CodeCycle: CodeCycle}
 
 type replayRun struct {
-	id        string
-	loops     []LoopProgress
-	stopLoop  int
-	stopCode  Code
-	lastLoop  int
-	finishing Code // the run's final code
+	id       string
+	loops    []LoopProgress
+	stopLoop int
+	stopCode Code
+	lastLoop int
 }
 
 // Replay re-decides the loops recorded in dir since since under cfg.
