@@ -20,7 +20,9 @@ var commandGroups = []struct {
 }{
 	{"Running loops", []string{"run", "demo", "begin", "check", "abort", "watch"}},
 	{"Changing issues", []string{"add", "fail", "resolve", "retry", "skip", "fix", "archive"}},
-	{"Reading state", []string{"status", "lint", "context", "signature", "report", "agent-output"}},
+	{"Stopping and resuming", []string{"pause", "resume", "breaker"}},
+	{"Reading state", []string{"status", "explain", "lint", "context", "signature", "agent-output", "report", "diff", "replay", "logs"}},
+	{"Many repositories", []string{"fleet", "serve"}},
 	{"Setting up", []string{"init", "help", "version"}},
 }
 
