@@ -6,6 +6,7 @@ package signature
 import (
 	"bytes"
 	"strconv"
+	"unicode/utf8"
 )
 
 // jsonTest makes the lines that follow output of test name (from a go test
@@ -63,9 +64,16 @@ func testJSON(b []byte) (out, test []byte, ok bool) {
 	if e >= len(b) {
 		return nil, nil, false
 	}
-	text, err := strconv.Unquote(string(b[s : e+1]))
-	if err != nil {
-		return nil, nil, false
+	// Most outputs hold no escape: then the text is the bytes between the
+	// quotes (strconv.Unquote would return them as they are, being valid
+	// UTF-8), and nothing needs copying.
+	out = b[s+1 : e]
+	if bytes.IndexByte(out, '\\') >= 0 || !utf8.Valid(out) {
+		text, err := strconv.Unquote(string(b[s : e+1]))
+		if err != nil {
+			return nil, nil, false
+		}
+		out = []byte(text)
 	}
 	if t := bytes.Index(b, []byte(`"Test":"`)); t >= 0 {
 		test = b[t+len(`"Test":"`):]
@@ -73,7 +81,7 @@ func testJSON(b []byte) (out, test []byte, ok bool) {
 			test = test[:q]
 		}
 	}
-	return []byte(text), test, true
+	return out, test, true
 }
 
 // The output of go -v's tests. A test's output comes in pieces between
