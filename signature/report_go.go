@@ -156,6 +156,9 @@ func (r *report) testEnd(name []byte, failed bool) {
 	}
 }
 
+// goFirst are the first bytes of the lines classifyGo knows.
+const goFirst = "=-o?FPcgW#"
+
 // classifyGo classifies go test's, go build's and go vet's lines (see
 // classify).
 func classifyGo(t, raw []byte, indent int) (act, kind int, ok bool) {
