@@ -207,11 +207,11 @@ func (st *stream) flush() {
 // put it into a failure block, or drop it. Blank lines only end blocks.
 func (st *stream) line2(b []byte) {
 	if len(b) > 12 && b[0] == '{' && b[1] == '"' && !st.rep.inJSON {
-		if out, test, ok := testJSON(b); ok {
+		if out, test, ok := testJSON(st.rep.json[:0], b); ok {
 			// go test -json: the test's output, line by line, is what
 			// the report rules read; the other events repeat it.
 			st.rep.inJSON = true
-			st.rep.json = append(st.rep.json[:0], out...)
+			st.rep.json = out
 			// The test's name as the line rules make it, as its
 			// "--- FAIL: name" line will have it.
 			if name, ok := st.sc.appendLine(st.rep.jsonName[:0], test, false); ok {
