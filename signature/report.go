@@ -539,28 +539,71 @@ func (r *report) ends(t []byte) bool {
 // "ok  \tpkg" before TAP's "ok 1"). Progress and status lines, which
 // could end a line of any runner ("FAILED x [ 40%]"), come last.
 func classify(t, raw []byte, indent int) (act, kind int) {
-	if isRule(t) {
+	m := knows[t[0]]
+	if m&knowsRule != 0 && isRule(t) {
 		return aDrop, 0 // the rules under and between titles and sections
 	}
-	if act, kind, ok := classifyGo(t, raw, indent); ok {
-		return act, kind
+	if m&knowsGo != 0 {
+		if act, kind, ok := classifyGo(t, raw, indent); ok {
+			return act, kind
+		}
 	}
-	if act, kind, ok := classifyPython(t); ok {
-		return act, kind
+	if m&knowsPython != 0 {
+		if act, kind, ok := classifyPython(t); ok {
+			return act, kind
+		}
 	}
-	if act, kind, ok := classifyCargo(t, indent); ok {
-		return act, kind
+	if m&knowsCargo != 0 {
+		if act, kind, ok := classifyCargo(t, indent); ok {
+			return act, kind
+		}
 	}
-	if act, kind, ok := classifyJS(t, indent); ok {
-		return act, kind
+	if m&knowsJS != 0 {
+		if act, kind, ok := classifyJS(t, indent); ok {
+			return act, kind
+		}
 	}
-	if act, kind, ok := classifyJava(t); ok {
-		return act, kind
+	if m&knowsJava != 0 {
+		if act, kind, ok := classifyJava(t); ok {
+			return act, kind
+		}
 	}
 	if cargoStatusLine(t, indent) || isUnittestProgress(t) || isPercent(t) {
 		return aDrop, 0
 	}
 	return aSeq, 0
+}
+
+// knows tells, by the first byte of a line, which runners' rules in
+// classify can know it: each looks at lines that start with the bytes
+// listed next to it (ruleFirst, goFirst, ...), so the others need not be
+// asked. Most lines start with a byte none of them knows.
+var knows [256]uint8
+
+const (
+	knowsRule = 1 << iota
+	knowsGo
+	knowsPython
+	knowsCargo
+	knowsJS
+	knowsJava
+)
+
+// ruleFirst are the bytes isRule's rules start with.
+const ruleFirst = "=-_~"
+
+func init() {
+	for _, r := range []struct {
+		bit   uint8
+		first string
+	}{
+		{knowsRule, ruleFirst}, {knowsGo, goFirst}, {knowsPython, pythonFirst},
+		{knowsCargo, cargoFirst}, {knowsJS, jsFirst}, {knowsJava, javaFirst},
+	} {
+		for i := range len(r.first) {
+			knows[r.first[i]] |= r.bit
+		}
+	}
 }
 
 // classifyV3 classifies the lines the rules V3 read otherwise than V2, and

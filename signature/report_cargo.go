@@ -5,6 +5,9 @@ package signature
 
 import "bytes"
 
+// cargoFirst are the first bytes of the lines classifyCargo knows.
+const cargoFirst = "-rwet"
+
 // classifyCargo classifies cargo's and rustc's lines (see classify).
 func classifyCargo(t []byte, indent int) (act, kind int, ok bool) {
 	switch t[0] {

@@ -6,6 +6,7 @@ package signature
 import (
 	"bytes"
 	"strconv"
+	"unicode/utf8"
 )
 
 // jsonTest makes the lines that follow output of test name (from a go test
@@ -35,7 +36,7 @@ func (r *report) jsonTest(name, line []byte) {
 // testJSON reads a go test -json (test2json) event: the text of an output
 // event and the test it is of, or nothing for the others, which tell what
 // the output says. ok is false if b is not such an event.
-func testJSON(b []byte) (out, test []byte, ok bool) {
+func testJSON(dst, b []byte) (out, test []byte, ok bool) {
 	if !bytes.HasPrefix(b, []byte(`{"Time":"`)) && !bytes.HasPrefix(b, []byte(`{"ImportPath":"`)) &&
 		!bytes.HasPrefix(b, []byte(`{"Action":"`)) || b[len(b)-1] != '}' {
 		return nil, nil, false
@@ -46,11 +47,11 @@ func testJSON(b []byte) (out, test []byte, ok bool) {
 	}
 	act := b[a+len(`"Action":"`):]
 	if !bytes.HasPrefix(act, []byte(`output"`)) && !bytes.HasPrefix(act, []byte(`build-output"`)) {
-		return nil, nil, true
+		return dst, nil, true
 	}
 	o := bytes.Index(b, []byte(`"Output":"`))
 	if o < 0 {
-		return nil, nil, true
+		return dst, nil, true
 	}
 	s := o + len(`"Output":`)
 	e := s + 1
@@ -63,9 +64,13 @@ func testJSON(b []byte) (out, test []byte, ok bool) {
 	if e >= len(b) {
 		return nil, nil, false
 	}
-	text, err := strconv.Unquote(string(b[s : e+1]))
-	if err != nil {
-		return nil, nil, false
+	out, ok = unquoteJSON(dst, b[s+1:e])
+	if !ok {
+		text, err := strconv.Unquote(string(b[s : e+1]))
+		if err != nil {
+			return nil, nil, false
+		}
+		out = append(dst, text...)
 	}
 	if t := bytes.Index(b, []byte(`"Test":"`)); t >= 0 {
 		test = b[t+len(`"Test":"`):]
@@ -73,7 +78,41 @@ func testJSON(b []byte) (out, test []byte, ok bool) {
 			test = test[:q]
 		}
 	}
-	return []byte(text), test, true
+	return out, test, true
+}
+
+// unquoteJSON appends to dst the text of a quoted string's contents q,
+// valid UTF-8 whose escapes are only \n, \t, \" and \\, as
+// strconv.Unquote reads it, in place of its copies: the output of a line
+// ends in \n. It reports false, with nothing appended, for any other q.
+func unquoteJSON(dst, q []byte) ([]byte, bool) {
+	if !utf8.Valid(q) {
+		return dst, false
+	}
+	n := len(dst)
+	for len(q) > 0 {
+		k := bytes.IndexByte(q, '\\')
+		if k < 0 || k+1 == len(q) {
+			if k >= 0 {
+				return dst[:n], false
+			}
+			dst = append(dst, q...)
+			break
+		}
+		dst = append(dst, q[:k]...)
+		switch q[k+1] {
+		case 'n':
+			dst = append(dst, '\n')
+		case 't':
+			dst = append(dst, '\t')
+		case '"', '\\':
+			dst = append(dst, q[k+1])
+		default:
+			return dst[:n], false
+		}
+		q = q[k+2:]
+	}
+	return dst, true
 }
 
 // The output of go -v's tests. A test's output comes in pieces between
@@ -147,6 +186,9 @@ func (r *report) testEnd(name []byte, failed bool) {
 		delete(r.tests, string(name))
 	}
 }
+
+// goFirst are the first bytes of the lines classifyGo knows.
+const goFirst = "=-o?FPcgW#"
 
 // classifyGo classifies go test's, go build's and go vet's lines (see
 // classify).

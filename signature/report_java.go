@@ -2,6 +2,9 @@ package signature
 
 // The rules V2 for maven's and gradle's output.
 
+// javaFirst are the first bytes of the lines classifyJava knows.
+const javaFirst = "[>"
+
 // classifyJava classifies maven's and gradle's lines (see classify).
 func classifyJava(t []byte) (act, kind int, ok bool) {
 	switch t[0] {

@@ -6,6 +6,9 @@ package signature
 
 import "bytes"
 
+// jsFirst are the first bytes of the lines classifyJS knows.
+const jsFirst = "o1nFPRTSD#<\xe2\xc3"
+
 // classifyJS classifies the lines of vitest, jest, node --test and other
 // TAP producers, eslint and tsc (see classify).
 func classifyJS(t []byte, indent int) (act, kind int, ok bool) {

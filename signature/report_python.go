@@ -7,6 +7,9 @@ import (
 	"slices"
 )
 
+// pythonFirst are the first bytes of the lines classifyPython knows.
+const pythonFirst = "=_FERrpc["
+
 // classifyPython classifies pytest's and unittest's lines (see classify).
 func classifyPython(t []byte) (act, kind int, ok bool) {
 	switch t[0] {

@@ -207,11 +207,11 @@ func (st *stream) flush() {
 // put it into a failure block, or drop it. Blank lines only end blocks.
 func (st *stream) line2(b []byte) {
 	if len(b) > 12 && b[0] == '{' && b[1] == '"' && !st.rep.inJSON {
-		if out, test, ok := testJSON(b); ok {
+		if out, test, ok := testJSON(st.rep.json[:0], b); ok {
 			// go test -json: the test's output, line by line, is what
 			// the report rules read; the other events repeat it.
 			st.rep.inJSON = true
-			st.rep.json = append(st.rep.json[:0], out...)
+			st.rep.json = out
 			// The test's name as the line rules make it, as its
 			// "--- FAIL: name" line will have it.
 			if name, ok := st.sc.appendLine(st.rep.jsonName[:0], test, false); ok {
@@ -232,7 +232,7 @@ func (st *stream) line2(b []byte) {
 		}
 	}
 	start := len(st.out)
-	ok := false
+	ok, tried := false, false
 	var raw []byte
 	if len(b) <= maxLine && len(st.sc.extra) == 0 {
 		if st.rep.quick(b) {
@@ -240,10 +240,16 @@ func (st *stream) line2(b []byte) {
 		}
 		raw = b
 		st.out, ok = st.sc.appendLine(st.out, raw, true)
+		tried = true
 	}
 	if !ok {
 		raw = st.prepare(b)
-		if st.out, ok = st.sc.appendLine(st.out, raw, true); !ok {
+		// A line that prepare leaves as it is failed for its workspace
+		// paths or no-break spaces: the scanner would fail again.
+		if !tried || len(raw) != len(b) || &raw[0] != &b[0] {
+			st.out, ok = st.sc.appendLine(st.out, raw, true)
+		}
+		if !ok {
 			raw = st.sc.workspacePaths(&st.rep.paths, raw)
 			raw = st.rep.blanks(raw)
 			st.out, _ = st.sc.appendLine(st.out, raw, false)
