@@ -96,7 +96,7 @@ type report struct {
 // tools print either at random (go-cmp's diffs, to keep tests from
 // depending on their exact output).
 func (r *report) blanks(line []byte) []byte {
-	if bytes.Index(line, []byte{0xc2, 0xa0}) < 0 {
+	if !bytes.Contains(line, []byte{0xc2, 0xa0}) {
 		return line
 	}
 	out := r.nbsp[:0]
