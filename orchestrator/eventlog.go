@@ -39,6 +39,11 @@ type Event struct {
 	Cost          float64   `json:"cost,omitempty"` // a loop execution's reported cost
 	Code          Code      `json:"code,omitempty"` // the reason code of a stop or halt
 	Until         time.Time `json:"until,omitzero"`
+	// FromLoop marks an issue filed (added or filed again) from inside a
+	// loop: issues_filed_per_day counts these.
+	FromLoop bool `json:"from_loop,omitempty"`
+	// Seen is how many times an issue filed again has been filed.
+	Seen int `json:"seen,omitempty"`
 }
 
 // Log event names.
@@ -71,6 +76,15 @@ const (
 	EvGuard = "guard"
 	// EvRateLimitWindow is a rate-limit window opened (until Until).
 	EvRateLimitWindow = "rate_limit_window"
+)
+
+// Events of "orchestrator add".
+const (
+	// EvAdded is a new issue filed.
+	EvAdded = "added"
+	// EvRefiled is an open issue filed again (the same summary or
+	// failure): nothing new was created; Seen counts the filings.
+	EvRefiled = "refiled"
 )
 
 // EventLog appends events to the logs of a state directory. Appends are
@@ -171,6 +185,10 @@ func textLine(ev Event) string {
 	}
 	if !ev.Until.IsZero() {
 		kv = append(kv, "until="+ev.Until.UTC().Format(time.RFC3339))
+	}
+	add("seen", ev.Seen)
+	if ev.FromLoop {
+		kv = append(kv, "from_loop=true")
 	}
 	return head + ev.Event + " " + strings.Join(kv, " ") + "\n"
 }

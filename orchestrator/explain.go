@@ -90,6 +90,9 @@ func (o *Orchestrator) Explain(ids []string) (Explanation, error) {
 			iv.Retry = false
 			iv.Because += "; but no loop starts: " + string(d.Stop.Rule)
 		}
+		if note := SeenNote(is); note != "" {
+			iv.Because += "; " + note
+		}
 		ex.Check.Issues = append(ex.Check.Issues, iv)
 	}
 	for _, is := range q.Quarantined {

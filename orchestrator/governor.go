@@ -41,6 +41,10 @@ const (
 	CodeLoopFailed       Code = "loop_failed"        // the run ended and its last loop's command had failed
 )
 
+// CodeDailyIssuesFiled stops loops once [budget] issues_filed_per_day
+// issues were filed from inside loops in the last 24 hours.
+const CodeDailyIssuesFiled Code = "daily_issues_filed"
+
 // Reason codes of halted or escalated issues.
 const (
 	CodeMaxRetries      Code = "max_retries"                    // Retry-Count reached Max-Retries
@@ -115,6 +119,7 @@ func Gate(in Inputs, kind string) (all []Verdict, stop *Verdict) {
 		rules = append(rules, ruleSentinel, ruleDisabled)
 	}
 	rules = append(rules, ruleDailyLoops, ruleDailyAgentTime, ruleDailyCost)
+	rules = append(rules, ruleDailyIssuesFiled)
 	if kind == KindAutoRetry {
 		rules = append(rules, ruleDailyAutoRetries)
 	}
@@ -391,4 +396,22 @@ func issueVerdict(in Inputs, is *issuequeue.Issue) IssueVerdict {
 	v.Retry = true
 	v.Because = fmt.Sprintf("attempt %d of %d", is.RetryCount+1, MaxRetries(in.Config, is))
 	return v
+}
+
+// ruleDailyIssuesFiled is [budget] issues_filed_per_day: issues filed from
+// inside loops in the last 24 hours. A loop that files what it was given
+// again under new IDs floods the queue; the run stops and a person looks.
+func ruleDailyIssuesFiled(in Inputs) Verdict {
+	u, limit := in.Usage, in.Config.Budget.IssuesFiledPerDay
+	v := countBudget(CodeDailyIssuesFiled, "issues filed from loops", len(u.Filed), limit, u.nextCount(u.Filed, limit), in)
+	if v.Stop {
+		v.Hint = filedHint(in.inv())
+	}
+	return v
+}
+
+// filedHint is the hint of a spent issues_filed_per_day, for the stop and
+// for a refused add.
+func filedHint(inv string) string {
+	return "look at what the loops file ('" + inv + " status'); wait, or raise [budget] issues_filed_per_day in config.toml"
 }

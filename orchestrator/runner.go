@@ -365,6 +365,11 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		if berr != nil {
 			return berr
 		}
+		if se, err := o.filingStop(); err != nil {
+			return err
+		} else if se != nil {
+			return se
+		}
 		if kind == KindAutoRetry {
 			if v := StallVerdict(stall, vr.halted, cfg); v.Stop {
 				return StopFor(&v)

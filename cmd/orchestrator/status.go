@@ -64,6 +64,8 @@ type statusIssue struct {
 	MaxRetries  int    `json:"max_retries"`
 	RepeatCount int    `json:"signature_repeat_count"`
 	Halted      bool   `json:"halted"`
+	// Seen is how many times the issue was filed, when more than once.
+	Seen int `json:"seen,omitempty"`
 	// Problems are the errors that quarantine the issue.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -176,7 +178,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	for i, is := range open {
 		si := statusIssue{ID: is.ID, Summary: is.Summary(), Priority: is.Priority, Status: is.Status,
 			Blocking: is.Blocking, AutoRetry: is.AutoRetry, RetryCount: is.RetryCount, MaxRetries: orchestrator.MaxRetries(cfg, is),
-			RepeatCount: is.SignatureRepeatCount, Halted: is.Halted}
+			RepeatCount: is.SignatureRepeatCount, Halted: is.Halted, Seen: seenCount(is)}
 		if i < len(bad) {
 			si.Status = statusQuarantined
 			for _, f := range is.Findings() {
@@ -265,13 +267,14 @@ func printStatus(e *env, r statusReport) {
 		}
 		room = max(room, 10)
 		for i, row := range rows {
-			sum := "SUMMARY"
+			sum, tag := "SUMMARY", ""
 			if i > 0 {
 				sum = r.Issues[i-1].Summary
+				if n := r.Issues[i-1].Seen; n > 1 {
+					tag = fmt.Sprintf(" (filed %d×)", n)
+				}
 			}
-			if utf8.RuneCountInString(sum) > room {
-				sum = string([]rune(sum)[:room-1]) + "…"
-			}
+			sum = cut(sum, max(room-utf8.RuneCountInString(tag), 4)) + tag
 			fmt.Fprintln(tw, strings.Join(append(row, sum), "\t"))
 		}
 		tw.Flush()
@@ -343,4 +346,19 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// seenCount is an issue's Seen field, 0 when missing or not a number.
+func seenCount(is *issuequeue.Issue) int {
+	v, _ := is.Field(issuequeue.FieldSeen)
+	n, _ := strconv.Atoi(strings.TrimSpace(v))
+	return n
+}
+
+// cut shortens s to at most n runes, ending it with "…" when cut.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }

@@ -86,6 +86,7 @@ func TestDefaultValues(t *testing.T) {
 		{"budget.agent_time_per_day", "8h", "9h"},
 		{"budget.cost_per_day", "0", "5.5"},
 		{"budget.cost_pattern", "", `spent \$([0-9.]+)`},
+		{"budget.issues_filed_per_day", "50", "0"},
 		{"circuit_breaker.threshold", "3", "4"},
 		{"circuit_breaker.cooldown", "30m", "31m"},
 		{"stall.loops", "3", "4"},
@@ -331,6 +332,7 @@ func TestEnvOverrides(t *testing.T) {
 		{"ORCHESTRATOR_BUDGET_AUTO_RETRY_LOOPS_PER_DAY", "5", func(c *Config) { c.Budget.AutoRetryLoopsPerDay = 5 }},
 		{"ORCHESTRATOR_BUDGET_AGENT_TIME_PER_DAY", "2h", func(c *Config) { c.Budget.AgentTimePerDay = 2 * time.Hour }},
 		{"ORCHESTRATOR_BUDGET_COST_PER_DAY", "12.5", func(c *Config) { c.Budget.CostPerDay = 12.5 }},
+		{"ORCHESTRATOR_BUDGET_ISSUES_FILED_PER_DAY", "7", func(c *Config) { c.Budget.IssuesFiledPerDay = 7 }},
 		{"ORCHESTRATOR_BUDGET_COST_PATTERN", `cost: ([0-9.]+)`, func(c *Config) { c.Budget.CostPattern = `cost: ([0-9.]+)` }},
 	}
 	path := writeConfig(t, file)
