@@ -44,6 +44,9 @@ type Event struct {
 	FromLoop bool `json:"from_loop,omitempty"`
 	// Seen is how many times an issue filed again has been filed.
 	Seen int `json:"seen,omitempty"`
+	// OutputTail is the last lines of a failed loop's output (its exit
+	// status is in Error).
+	OutputTail string `json:"output_tail,omitempty"`
 }
 
 // Log event names.
@@ -187,6 +190,7 @@ func textLine(ev Event) string {
 		kv = append(kv, "until="+ev.Until.UTC().Format(time.RFC3339))
 	}
 	add("seen", ev.Seen)
+	add("output_tail", ev.OutputTail)
 	if ev.FromLoop {
 		kv = append(kv, "from_loop=true")
 	}

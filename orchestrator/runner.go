@@ -42,6 +42,8 @@ type Runner struct {
 
 	sentinel atomic.Bool
 	stats    runStats
+	// failed is how the last loop failed, nil if it did not (loopfailure.go).
+	failed *LoopFailure
 }
 
 // RunReport is the result of a run, for --json and the summary.
@@ -282,6 +284,7 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		if err != nil {
 			return err
 		}
+		r.noteLoop(loop, res, result)
 		lr := LoopRecord{RunID: rep.RunID, Loop: loop, Kind: kind, Started: res.started, Finished: r.now(), ExitCode: res.ExitCode,
 			Result: result, TransientRetries: transient, Issues: retried}
 		changes, err := o.guardAfter(snap, rep.RunID, loop)

@@ -125,6 +125,16 @@ type RetryContext struct {
 	// "escalate_model" (a stronger model).
 	Tier  string
 	Model string // the model for this tier from [tiers], or ""
+	// LastLoop is how the last loop failed, when it did: its command's
+	// exit status (or the signal that killed it) and its last lines.
+	LastLoop *LoopFailure
+}
+
+// LoopFailure is how a loop's command failed.
+type LoopFailure struct {
+	Loop   int    // 1, 2, … within its run
+	Exit   string // e.g. "exit status 139 (SIGSEGV)", "timed out after 30m0s"
+	Output string // its last lines
 }
 
 // RunSummary is the data of the "summary" template: the retry summary
