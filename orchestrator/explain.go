@@ -6,8 +6,8 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
+	"github.com/autoretry/orchestrator/internal/columns"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
@@ -128,8 +128,12 @@ func notCandidate(is *issuequeue.Issue) string {
 }
 
 // Print writes the explanation for people.
-func (ex Explanation) Print(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+func (ex Explanation) Print(w io.Writer) error { return ex.PrintWidth(w, 0) }
+
+// PrintWidth writes the explanation for people in lines of at most width
+// columns (0: no limit): long reasons wrap inside their column.
+func (ex Explanation) PrintWidth(w io.Writer, width int) error {
+	tw := columns.NewWriter(w, width)
 	verdict := func(v Verdict) string {
 		if v.Stop {
 			return "STOP: " + v.Reason

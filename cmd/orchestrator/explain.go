@@ -59,7 +59,9 @@ Examples:
 			if *asJSON {
 				return json.NewEncoder(e.stdout).Encode(ex)
 			}
-			return ex.Print(e.stdout)
+			// Reasons and hints are long: they wrap inside their
+			// column to fit the terminal.
+			return ex.PrintWidth(e.stdout, e.outputWidth())
 		},
 	})
 }

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/autoretry/orchestrator/internal/columns"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/orchestrator"
 )
@@ -28,10 +29,11 @@ its retries, repeat count and whether it is halted), whether auto-retry is
 enabled and why not, the current or last run, and the circuit breaker.
 It only reads; it takes no lock and is fast enough to call from a prompt.
 
-It fits a 24-line, 100-column terminal by default ($LINES and $COLUMNS
-change that): summaries are cut to the width, and when more open issues
-exist than fit, the first ones in retry order are listed with a line
-saying how many more there are.
+It fits the terminal: as wide as the terminal it writes to says (else
+$COLUMNS, else 80 columns), 24 lines unless $LINES says otherwise.
+Summaries are cut to the width, longer lines wrapped, and when more open
+issues exist than fit, the first ones in retry order are listed with a
+line saying how many more there are.
 
 Flags:
     --limit N    list at most N issues
@@ -102,13 +104,10 @@ type statusReport struct {
 	width          int
 }
 
-// termSize returns the terminal's size for status: $COLUMNS and $LINES,
-// else 100 × 24.
+// termSize returns the terminal's size for status: its width as
+// outputWidth finds it (at least 40), its height from $LINES, else 24.
 func termSize(e *env) (width, height int) {
-	width, height = 100, 24
-	if n, err := strconv.Atoi(e.getenv("COLUMNS")); err == nil && n >= 40 {
-		width = n
-	}
+	width, height = max(e.outputWidth(), 40), 24
 	if n, err := strconv.Atoi(e.getenv("LINES")); err == nil && n >= 10 {
 		height = n
 	}
@@ -225,12 +224,15 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	printStatus(e, r)
-	return nil
+	var out strings.Builder
+	printStatus(&out, r)
+	_, err = io.WriteString(e.stdout, columns.Wrap(out.String(), r.width))
+	return err
 }
 
-func printStatus(e *env, r statusReport) {
-	w := e.stdout
+// printStatus writes the report for people; lines too wide for the
+// terminal are wrapped by the caller.
+func printStatus(w io.Writer, r statusReport) {
 	var parts []string
 	total := 0
 	for _, s := range append(slices.Clip(issuequeue.Statuses), statusQuarantined) {
@@ -265,12 +267,12 @@ func printStatus(e *env, r statusReport) {
 			}
 			room -= wid + 2
 		}
-		room = max(room, 10)
+		room = max(room, 4)
 		for i, row := range rows {
 			sum, tag := "SUMMARY", ""
 			if i > 0 {
 				sum = r.Issues[i-1].Summary
-				if n := r.Issues[i-1].Seen; n > 1 {
+				if n := r.Issues[i-1].Seen; n > 1 && room >= 24 {
 					tag = fmt.Sprintf(" (filed %d×)", n)
 				}
 			}
