@@ -47,6 +47,11 @@ type Event struct {
 	// OutputTail is the last lines of a failed loop's output (its exit
 	// status is in Error).
 	OutputTail string `json:"output_tail,omitempty"`
+	// Silent marks a failure whose command printed nothing: its signature
+	// says only which check failed how, so it never counts across issues.
+	Silent bool `json:"silent,omitempty"`
+	// Check is the Verify check whose failure an attempt records.
+	Check string `json:"check,omitempty"`
 }
 
 // Log event names.

@@ -76,6 +76,7 @@ func (o *Orchestrator) Explain(ids []string) (Explanation, error) {
 	for _, iv := range d.Issues {
 		verdicts[iv.ID] = iv
 	}
+	silent, _ := SilentChecks(o.Dir)
 	for _, is := range q.Issues {
 		iv, candidate := verdicts[is.ID]
 		if len(ids) > 0 && !slices.Contains(ids, is.ID) {
@@ -91,6 +92,9 @@ func (o *Orchestrator) Explain(ids []string) (Explanation, error) {
 			iv.Because += "; but no loop starts: " + string(d.Stop.Rule)
 		}
 		if note := SeenNote(is); note != "" {
+			iv.Because += "; " + note
+		}
+		if note := silentNote(silent, is); note != "" {
 			iv.Because += "; " + note
 		}
 		ex.Check.Issues = append(ex.Check.Issues, iv)
