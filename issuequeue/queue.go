@@ -59,6 +59,15 @@ const (
 	FieldVerify               = "Verify"
 )
 
+// Fields the tool writes when an open issue is filed again ("orchestrator
+// add" with the same summary or failure): how many times it was filed, the
+// first filing included, and when it last was. They are added at the end of
+// the field table the first time the issue is filed again.
+const (
+	FieldSeen     = "Seen"
+	FieldLastSeen = "Last-Seen"
+)
+
 // Section names the tool reads and writes.
 const (
 	SectionSummary        = "Summary"

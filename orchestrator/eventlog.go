@@ -52,6 +52,20 @@ type Event struct {
 	Workspace *WorkspaceChange `json:"workspace,omitempty"`
 	Progress  string           `json:"progress,omitempty"`
 	Facts     *LoopProgress    `json:"progress_facts,omitempty"`
+
+	// FromLoop marks an issue filed (added or filed again) from inside a
+	// loop: issues_filed_per_day counts these.
+	FromLoop bool `json:"from_loop,omitempty"`
+	// Seen is how many times an issue filed again has been filed.
+	Seen int `json:"seen,omitempty"`
+	// OutputTail is the last lines of a failed loop's output (its exit
+	// status is in Error).
+	OutputTail string `json:"output_tail,omitempty"`
+	// Silent marks a failure whose command printed nothing: its signature
+	// says only which check failed how, so it never counts across issues.
+	Silent bool `json:"silent,omitempty"`
+	// Check is the Verify check whose failure an attempt records.
+	Check string `json:"check,omitempty"`
 }
 
 // EventTokens are the tokens an agent reported for one loop execution, as it
@@ -93,6 +107,15 @@ const (
 	EvGuard = "guard"
 	// EvRateLimitWindow is a rate-limit window opened (until Until).
 	EvRateLimitWindow = "rate_limit_window"
+)
+
+// Events of "orchestrator add".
+const (
+	// EvAdded is a new issue filed.
+	EvAdded = "added"
+	// EvRefiled is an open issue filed again (the same summary or
+	// failure): nothing new was created; Seen counts the filings.
+	EvRefiled = "refiled"
 )
 
 // EventLog appends events to the logs of a state directory. Appends are
@@ -194,6 +217,11 @@ func textLine(ev Event) string {
 	}
 	if !ev.Until.IsZero() {
 		kv = append(kv, "until="+ev.Until.UTC().Format(time.RFC3339))
+	}
+	add("seen", ev.Seen)
+	add("output_tail", ev.OutputTail)
+	if ev.FromLoop {
+		kv = append(kv, "from_loop=true")
 	}
 	return head + ev.Event + " " + strings.Join(kv, " ") + "\n"
 }

@@ -6,8 +6,8 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
+	"github.com/autoretry/orchestrator/internal/columns"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
@@ -76,6 +76,7 @@ func (o *Orchestrator) Explain(ids []string) (Explanation, error) {
 	for _, iv := range d.Issues {
 		verdicts[iv.ID] = iv
 	}
+	silent, _ := SilentChecks(o.Dir)
 	for _, is := range q.Issues {
 		iv, candidate := verdicts[is.ID]
 		if len(ids) > 0 && !slices.Contains(ids, is.ID) {
@@ -89,6 +90,12 @@ func (o *Orchestrator) Explain(ids []string) (Explanation, error) {
 		} else if iv.Retry && d.Outcome != CheckRetry && d.Stop != nil {
 			iv.Retry = false
 			iv.Because += "; but no loop starts: " + string(d.Stop.Rule)
+		}
+		if note := SeenNote(is); note != "" {
+			iv.Because += "; " + note
+		}
+		if note := silentNote(silent, is); note != "" {
+			iv.Because += "; " + note
 		}
 		ex.Check.Issues = append(ex.Check.Issues, iv)
 	}
@@ -125,8 +132,12 @@ func notCandidate(is *issuequeue.Issue) string {
 }
 
 // Print writes the explanation for people.
-func (ex Explanation) Print(w io.Writer) error {
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+func (ex Explanation) Print(w io.Writer) error { return ex.PrintWidth(w, 0) }
+
+// PrintWidth writes the explanation for people in lines of at most width
+// columns (0: no limit): long reasons wrap inside their column.
+func (ex Explanation) PrintWidth(w io.Writer, width int) error {
+	tw := columns.NewWriter(w, width)
 	verdict := func(v Verdict) string {
 		if v.Stop {
 			return "STOP: " + v.Reason

@@ -45,6 +45,10 @@ type Failure struct {
 	// signature recorded before the rules changed is one of them.
 	Older []string
 	Time  time.Time
+	// Silent is a failure whose command printed nothing: no evidence that
+	// another issue failing the same check fails for the same reason, so
+	// it counts only against its own issue.
+	Silent bool
 }
 
 // FailDecision is what recording a failure changes.
@@ -88,9 +92,9 @@ func DecideFail(is *issuequeue.Issue, f Failure, cfg *config.Config, u Usage) Fa
 	switch other, elsewhere := u.haltedElsewhere(f, id); {
 	case d.RepeatCount >= threshold:
 		d.Code, d.Because = CodeRepeatedFailure, fmt.Sprintf("the same failure %d times in a row", d.RepeatCount)
-	case elsewhere:
+	case elsewhere && !f.Silent:
 		d.Code, d.Because = CodeRepeatedAcross, "same failure as "+other+", which was halted on it"
-	case f.Signature != "" && u.failuresElsewhere(f, id)+d.RepeatCount >= threshold:
+	case !f.Silent && f.Signature != "" && u.failuresElsewhere(f, id)+d.RepeatCount >= threshold:
 		d.Code, d.Because = CodeRepeatedAcross, fmt.Sprintf("the same failure %d times in the last 24 hours under other issues, and %d in a row here",
 			u.failuresElsewhere(f, id), d.RepeatCount)
 	case oscillates(recent):

@@ -47,6 +47,10 @@ const (
 	CodeWindowShare Code = "window_share" // [budget] window_share of the agent's usage window used
 )
 
+// CodeDailyIssuesFiled stops loops once [budget] issues_filed_per_day
+// issues were filed from inside loops in the last 24 hours.
+const CodeDailyIssuesFiled Code = "daily_issues_filed"
+
 // Reason codes of halted or escalated issues.
 const (
 	CodeMaxRetries      Code = "max_retries"                    // Retry-Count reached Max-Retries
@@ -128,6 +132,7 @@ func Gate(in Inputs, kind string) (all []Verdict, stop *Verdict) {
 	}
 	rules = append(rules, ruleDailyLoops, ruleDailyAgentTime, ruleDailyCost)
 	rules = append(rules, ruleDailyTokens, ruleWindowShare)
+	rules = append(rules, ruleDailyIssuesFiled)
 	if kind == KindAutoRetry {
 		rules = append(rules, ruleDailyAutoRetries)
 	}
@@ -612,4 +617,22 @@ func ruleSharedTokens(in Inputs) Verdict {
 		func() time.Time {
 			return u.nextAt(func(e SharedEntry) float64 { return float64(e.Tokens) }, float64(limit))
 		})
+}
+
+// ruleDailyIssuesFiled is [budget] issues_filed_per_day: issues filed from
+// inside loops in the last 24 hours. A loop that files what it was given
+// again under new IDs floods the queue; the run stops and a person looks.
+func ruleDailyIssuesFiled(in Inputs) Verdict {
+	u, limit := in.Usage, in.Config.Budget.IssuesFiledPerDay
+	v := countBudget(CodeDailyIssuesFiled, "issues filed from loops", len(u.Filed), limit, u.nextCount(u.Filed, limit), in)
+	if v.Stop {
+		v.Hint = filedHint(in.inv())
+	}
+	return v
+}
+
+// filedHint is the hint of a spent issues_filed_per_day, for the stop and
+// for a refused add.
+func filedHint(inv string) string {
+	return "look at what the loops file ('" + inv + " status'); wait, or raise [budget] issues_filed_per_day in config.toml"
 }

@@ -17,12 +17,16 @@ func (r *Runner) recordLoop(rep *RunReport, lr LoopRecord) error {
 	if err := AppendHistory(o.Dir, lr); err != nil {
 		return err
 	}
+	ev := Event{Time: lr.Finished, Event: EvLoop, RunID: lr.RunID, Loop: lr.Loop, Status: lr.Result,
+		DurationMS: lr.Finished.Sub(lr.Started).Milliseconds(), Workspace: lr.Workspace, Progress: lr.Progress, Facts: lr.Facts}
+	if f := r.failed; f != nil && f.Loop == lr.Loop {
+		ev.Error, ev.OutputTail = f.Exit, f.Tail // the cause, for people and the next loop
+	}
 	err := o.store().Update(context.Background(), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
 		return issuequeue.Change{State: []issuequeue.Edit{
 			issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateLoops, strconv.Itoa(lr.Loop)),
 		}, After: func() error {
-			return o.log().Record(Event{Time: lr.Finished, Event: EvLoop, RunID: lr.RunID, Loop: lr.Loop, Status: lr.Result,
-				DurationMS: lr.Finished.Sub(lr.Started).Milliseconds(), Workspace: lr.Workspace, Progress: lr.Progress, Facts: lr.Facts})
+			return o.log().Record(ev)
 		}}, nil
 	})
 	if err != nil {

@@ -207,6 +207,11 @@ func (o *Orchestrator) FailFrom(ctx context.Context, id string, r io.Reader, fai
 // recordFailure records a failure of issue id whose output, or its end, is
 // out and whose signature (of all of it) is sig, and older under older rules.
 func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output, sig string, older []string, failType string) (FailReport, error) {
+	return o.recordFailureOf(ctx, id, out, sig, older, failType, failSource{Silent: isSilent(out)})
+}
+
+// recordFailureOf is recordFailure for a failure whose source is known.
+func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Output, sig string, older []string, failType string, src failSource) (FailReport, error) {
 	threshold := o.Config.AutoRetry.HaltAfterRepeats
 	rep := FailReport{ID: id, Threshold: threshold, Signature: sig}
 	output := out.Tail
@@ -220,7 +225,7 @@ func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output,
 		if err != nil {
 			return issuequeue.Change{}, fmt.Errorf("reading the event log: %w", err)
 		}
-		d := DecideFail(is, Failure{Type: failType, Output: out, Signature: sig, Older: older, Time: now}, o.Config, u)
+		d := DecideFail(is, Failure{Type: failType, Output: out, Signature: sig, Older: older, Time: now, Silent: src.Silent}, o.Config, u)
 		rep.RepeatCount, rep.Halted, rep.Code, rep.Attempt = d.RepeatCount, d.Halted, d.Code, d.Attempt
 		rep.Status = issuequeue.StatusPending
 		if d.Halted {
@@ -229,7 +234,7 @@ func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output,
 		// The events are part of the change: the daily budgets and the
 		// repeats across issues count failures from the ledger.
 		events := []Event{{Time: now, Event: EvAttempt, IssueID: id, RunID: st.RunID, Attempt: d.Attempt, Status: "failed",
-			FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error}}
+			FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error, Silent: src.Silent, Check: src.Check}}
 		if d.Halted {
 			events = append(events, Event{Time: now, Event: EvEscalated, IssueID: id, RunID: st.RunID, Reason: "same_failure_repeated",
 				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because})

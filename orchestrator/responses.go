@@ -78,12 +78,30 @@ type NewIssue struct {
 	Details    Output
 	Category   string
 	Source     string
+	// New files a new issue even when an open one has the same summary or
+	// failure.
+	New bool
+	// FromLoop marks an issue filed from inside a loop: [budget]
+	// issues_filed_per_day bounds these.
+	FromLoop bool
 }
 
-// Add appends a new issue and returns its ID.
+// Add appends a new issue and returns its ID; an open issue filed again
+// returns that issue's ID (see File).
 func (o *Orchestrator) Add(ctx context.Context, n NewIssue) (string, error) {
+	f, err := o.File(ctx, n)
+	return f.ID, err
+}
+
+// File appends a new issue, unless n.New is false and an open issue
+// (pending, in progress or escalated) has the same summary, or, when
+// n.Details is given, the same failure: then it counts the filing in that
+// issue's Seen and Last-Seen fields and returns it. A new issue filed from
+// inside a loop past [budget] issues_filed_per_day is refused with a
+// *FilingLimitError.
+func (o *Orchestrator) File(ctx context.Context, n NewIssue) (Filed, error) {
 	if strings.TrimSpace(n.Summary) == "" {
-		return "", fmt.Errorf("the summary is empty")
+		return Filed{}, fmt.Errorf("the summary is empty")
 	}
 	if n.Type == "" {
 		n.Type = "bug"
@@ -95,9 +113,31 @@ func (o *Orchestrator) Add(ctx context.Context, n NewIssue) (string, error) {
 		n.Source = "user"
 	}
 	now := o.now()
-	var id string
+	var filed Filed
 	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
-		id = o.nextIssueID(q, now)
+		filed = Filed{}
+		if !n.New {
+			if is := o.alreadyFiled(q, n); is != nil {
+				seen, edits := refile(is, now)
+				filed = Filed{ID: is.ID, Repeat: true, Seen: seen}
+				lines, err := o.log().Lines(Event{Time: now, Event: EvRefiled, IssueID: is.ID, RunID: st.RunID, Seen: seen, FromLoop: n.FromLoop})
+				if err != nil {
+					return issuequeue.Change{}, err
+				}
+				return issuequeue.Change{Queue: edits, Log: lines}, nil
+			}
+		}
+		if limit := o.Config.Budget.IssuesFiledPerDay; n.FromLoop && limit > 0 {
+			u, err := ReadUsage(o.Dir, now)
+			if err != nil {
+				return issuequeue.Change{}, err
+			}
+			if len(u.Filed) >= limit {
+				return issuequeue.Change{}, &FilingLimitError{Used: len(u.Filed), Limit: limit, Next: u.nextCount(u.Filed, limit), Hint: filedHint(o.invocation())}
+			}
+		}
+		id := o.nextIssueID(q, now)
+		filed.ID = id
 		maxRetries := n.MaxRetries
 		if maxRetries < 0 {
 			maxRetries = o.Config.MaxRetriesFor(n.Type)
@@ -125,9 +165,16 @@ func (o *Orchestrator) Add(ctx context.Context, n NewIssue) (string, error) {
 			}
 			return issuequeue.Change{}, fmt.Errorf("the issue template renders an invalid issue: %v", err)
 		}
-		return issuequeue.Change{Queue: []issuequeue.Edit{issuequeue.AppendIssue(id, b.String())}}, nil
+		lines, err := o.log().Lines(Event{Time: now, Event: EvAdded, IssueID: id, RunID: st.RunID, FromLoop: n.FromLoop})
+		if err != nil {
+			return issuequeue.Change{}, err
+		}
+		return issuequeue.Change{Queue: []issuequeue.Edit{issuequeue.AppendIssue(id, b.String())}, Log: lines}, nil
 	})
-	return id, err
+	if err != nil {
+		return Filed{}, err
+	}
+	return filed, nil
 }
 
 func oneLine(s string) string {

@@ -59,9 +59,25 @@ func (o *Orchestrator) retryContext(q *issuequeue.Queue, ids []string, prev stri
 		data.Issues = append(data.Issues, ti)
 	}
 	data.Tier, data.Model = retryTier(o.Config.Tiers, attempt)
+	data.LastLoop = o.lastLoopFailure()
 	var b bytes.Buffer
 	if err := o.Templates.Render(&b, "retry_context", data); err != nil {
 		return nil, err
 	}
 	return b.Bytes(), nil
+}
+
+// lastLoopFailure returns how the last loop recorded in the event log (in
+// the last 24 hours) failed, or nil if it did not: the next loop is told
+// what the last one ran into.
+func (o *Orchestrator) lastLoopFailure() *templates.LoopFailure {
+	evs, err := readLedgerSince(o.paths().Ledger(), o.now().Add(-config.BudgetWindow), map[string]bool{EvLoop: true}, nil)
+	if err != nil || len(evs) == 0 {
+		return nil
+	}
+	ev := evs[len(evs)-1]
+	if ev.Error == "" {
+		return nil
+	}
+	return &templates.LoopFailure{Loop: ev.Loop, Exit: ev.Error, Output: ev.OutputTail}
 }

@@ -45,6 +45,8 @@ type Runner struct {
 	stats    runStats
 	person   *personWindow    // a person's changes during loops (guard_person.go)
 	prog     *progressTracker // the run's loops, judged by what they did
+	// failed is how the last loop failed, nil if it did not (loopfailure.go).
+	failed *LoopFailure
 }
 
 // RunReport is the result of a run, for --json and the summary.
@@ -315,6 +317,7 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		if err != nil {
 			return err
 		}
+		r.noteLoop(loop, res, result)
 		lr := LoopRecord{RunID: rep.RunID, Loop: loop, Kind: kind, Started: res.started, Finished: r.now(), ExitCode: res.ExitCode,
 			Result: result, TransientRetries: transient, Issues: retried}
 		changes, err := o.guardAfter(snap, rep.RunID, loop)
@@ -409,6 +412,11 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 		}
 		if berr != nil {
 			return berr
+		}
+		if se, err := o.filingStop(); err != nil {
+			return err
+		} else if se != nil {
+			return se
 		}
 		if kind == KindAutoRetry {
 			// A halt by a progress rule is the loop's verdict: the check

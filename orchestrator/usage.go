@@ -23,6 +23,8 @@ type Usage struct {
 	// Claimed holds, by issue, the highest Retry-Count the check wrote
 	// since a person last answered the issue.
 	Claimed map[string]int
+	// Filed holds when each issue filed from inside a loop was added.
+	Filed []time.Time
 }
 
 // Exec is one execution of the loop command.
@@ -147,7 +149,7 @@ func sameSignature(a, b string) bool {
 }
 
 // usageEvents are the events ReadUsage counts; the others are not decoded.
-var usageEvents = map[string]bool{EvExec: true, EvAutoRetryLoop: true, EvAttempt: true, EvUserResponse: true, EvTriggered: true, EvEscalated: true}
+var usageEvents = map[string]bool{EvExec: true, EvAutoRetryLoop: true, EvAttempt: true, EvUserResponse: true, EvTriggered: true, EvEscalated: true, EvAdded: true}
 
 // usageMemo keeps the window ReadUsage read, for the next call.
 var usageMemo ledgerMemo
@@ -197,6 +199,10 @@ func ReadUsage(dir string, now time.Time) (Usage, error) {
 		case EvEscalated:
 			if ev.Signature != "" { // a halt on a repeated failure
 				u.Halts = append(u.Halts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature})
+			}
+		case EvAdded:
+			if ev.FromLoop {
+				u.Filed = append(u.Filed, ev.Time)
 			}
 		}
 	}

@@ -84,8 +84,13 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 		// What became of the command ends the output, and counts in its
 		// signature: exit status 1 and 2 are different failures.
 		w := io.MultiWriter(sw, kept)
+		silent := isSilent(kept.Output())
 		if b := kept.Bytes(); len(b) > 0 && b[len(b)-1] != '\n' {
 			io.WriteString(w, "\n")
+		}
+		if silent {
+			// Nothing to tell failures apart by but the check itself.
+			io.WriteString(sw, silentMark(chk.Name))
 		}
 		if res.TimedOut {
 			fmt.Fprintf(w, "[verify: %s timed out after %s]\n", chk.Command, chk.Timeout)
@@ -93,7 +98,7 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 			fmt.Fprintf(w, "[verify: %s exited with status %d]\n", chk.Command, res.ExitCode)
 		}
 		sig, older := sums(sw)
-		fr, err := o.recordFailure(context.WithoutCancel(ctx), is.ID, kept.Output(), sig, older, typ)
+		fr, err := o.recordFailureOf(context.WithoutCancel(ctx), is.ID, kept.Output(), sig, older, typ, failSource{Check: chk.Name, Silent: silent})
 		if err != nil {
 			return vr, err
 		}

@@ -129,6 +129,16 @@ type RetryContext struct {
 	// "progressed", "changed", "idle", "cycled", "unknown", or "" when
 	// there is none (the context shown outside a run).
 	PreviousProgress string
+	// LastLoop is how the last loop failed, when it did: its command's
+	// exit status (or the signal that killed it) and its last lines.
+	LastLoop *LoopFailure
+}
+
+// LoopFailure is how a loop's command failed.
+type LoopFailure struct {
+	Loop   int    // 1, 2, … within its run
+	Exit   string // e.g. "exit status 139 (SIGSEGV)", "timed out after 30m0s"
+	Output string // its last lines
 }
 
 // RunSummary is the data of the "summary" template: the retry summary

@@ -62,6 +62,8 @@ func samples() map[string][]any {
 			RetryContext{Issues: []Issue{full, bare}, Tier: "fresh_agent", Model: "large"},
 			RetryContext{Issues: []Issue{bare}, Tier: "escalate_model"},
 			RetryContext{Issues: []Issue{bare}, Tier: "same_agent"},
+			RetryContext{Issues: []Issue{bare}, Tier: "same_agent", LastLoop: &LoopFailure{Loop: 1, Exit: "exit status 139 (SIGSEGV)",
+				Output: "starting agent\nsegfault at 0x0 ip 00007f <agent>"}},
 		},
 		"summary": {
 			RunSummary{

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"slices"
@@ -23,6 +24,16 @@ only its ID (ISSUE-<UTC date>-<NNN>), so a QA script can keep it:
     id=$(orchestrator add --summary "server fails to start" --priority critical \
          --auto-retry --blocking --verify build --details-file build.log)
 
+An issue still open (pending, in_progress or escalated) with the same summary
+(compared without case, spacing, trailing punctuation, times or hex numbers),
+or with the same failure in --details-file, is not filed twice: add prints
+its ID, says "already filed" on standard error, exits 0 and counts the filing
+in the issue's Seen (filings, the first included) and Last-Seen fields.
+
+Issues filed from inside a loop of 'orchestrator run' count against
+[budget] issues_filed_per_day; past it, add refuses (exit 2) and the run
+stops (daily_issues_filed).
+
 Flags:
     --summary S          one line saying what is broken (required)
     --type T             bug (default), build, test, review, security, …
@@ -35,6 +46,7 @@ Flags:
     --details-file F|-   failure output for Failure Details (- reads stdin)
     --category C         free text, e.g. backend
     --source S           who filed it (default user)
+    --new                file a new issue even if an open one is the same
 `,
 		run: runAdd,
 	})
@@ -54,6 +66,7 @@ func runAdd(ctx context.Context, e *env, args []string) error {
 	details := fs.String("details-file", "", "")
 	fs.StringVar(&n.Category, "category", "", "")
 	fs.StringVar(&n.Source, "source", "user", "")
+	fs.BoolVar(&n.New, "new", false, "")
 	args, err := e.parseFlags(c, fs, args)
 	if err != nil {
 		return err
@@ -94,10 +107,20 @@ func runAdd(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	id, err := o.Add(ctx, n)
+	n.FromLoop = e.inLoop() != ""
+	f, err := o.File(ctx, n)
+	var fl *orchestrator.FilingLimitError
+	if errors.As(err, &fl) {
+		return withCode(exitUsage, err, fl.Hint)
+	}
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(e.stdout, id)
+	// The ID stays the only thing on standard output, so that
+	// id=$(orchestrator add …) keeps working when the issue was filed before.
+	fmt.Fprintln(e.stdout, f.ID)
+	if f.Repeat {
+		fmt.Fprintf(e.stderr, "orchestrator: already filed as %s (seen %d times); nothing new was added\n", f.ID, f.Seen)
+	}
 	return nil
 }

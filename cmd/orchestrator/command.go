@@ -10,8 +10,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/autoretry/orchestrator/internal/config"
 	"github.com/autoretry/orchestrator/internal/suggest"
@@ -256,15 +258,7 @@ func (e *env) parseFlags(c *command, fs *flag.FlagSet, args []string) ([]string,
 				fmt.Fprint(e.stdout, c.usage)
 				return nil, silentExit(exitOK)
 			}
-			if name, ok := strings.CutPrefix(err.Error(), "flag provided but not defined: "); ok {
-				var names []string
-				fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
-				if near := suggest.Nearest(strings.TrimLeft(name, "-"), names); near != "" {
-					return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s: unknown flag %s", c.name, name),
-						hints: []string{"did you mean --" + near + "?"}}
-				}
-			}
-			return nil, usageErr(c, "%s: %v", c.name, err)
+			return nil, flagErr(c, fs, err)
 		}
 		args = fs.Args()
 		if len(args) == 0 {
@@ -279,6 +273,86 @@ func (e *env) parseFlags(c *command, fs *flag.FlagSet, args []string) ([]string,
 	}
 	e.resolveDir()
 	return positional, nil
+}
+
+// flagErr restates an error of the flag package in the words of the other
+// usage errors: what is wrong with which flag, a did-you-mean for a
+// misspelt one, and the command's usage line, so that the fix is on screen.
+func flagErr(c *command, fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	var hints []string
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		msg = "unknown flag " + name
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		if near := suggest.Nearest(strings.TrimLeft(name, "-"), names); near != "" {
+			hints = append(hints, "did you mean --"+near+"?")
+		}
+	} else if name, ok := strings.CutPrefix(msg, "flag needs an argument: "); ok {
+		msg = "--" + strings.TrimLeft(name, "-") + " needs a value"
+	} else if f := invalidFlag(fs, msg); f != nil {
+		val := valueInError(msg)
+		msg = fmt.Sprintf("%q is not a valid value for --%s", val, f.Name)
+		if g, ok := f.Value.(flag.Getter); ok {
+			switch g.Get().(type) {
+			case time.Duration:
+				msg = fmt.Sprintf("--%s takes a duration with a unit, e.g. 8h or 30m; got %q", f.Name, val)
+			case int, int64, uint, uint64:
+				msg = fmt.Sprintf("--%s takes a whole number; got %q", f.Name, val)
+			case bool:
+				msg = fmt.Sprintf("--%s takes no value, or =true or =false; got %q", f.Name, val)
+			}
+		}
+	}
+	if line := usageLine(c); line != "" {
+		hints = append(hints, "usage: "+line)
+	}
+	hints = append(hints, "run 'orchestrator help "+c.name+"' for usage")
+	return &exitError{code: exitUsage, err: fmt.Errorf("%s: %s", c.name, msg), hints: hints}
+}
+
+// invalidFlag returns the flag named in the flag package's "invalid value"
+// message, or nil when msg is another error.
+func invalidFlag(fs *flag.FlagSet, msg string) *flag.Flag {
+	if !strings.HasPrefix(msg, "invalid value ") && !strings.HasPrefix(msg, "invalid boolean value ") {
+		return nil
+	}
+	_, rest, ok := strings.Cut(msg, " for flag -")
+	if !ok {
+		_, rest, ok = strings.Cut(msg, " for -")
+	}
+	if !ok {
+		return nil
+	}
+	name, _, _ := strings.Cut(rest, ":")
+	return fs.Lookup(name)
+}
+
+// valueInError returns the quoted value of an "invalid value" message.
+func valueInError(msg string) string {
+	i := strings.IndexByte(msg, '"')
+	if i < 0 {
+		return ""
+	}
+	q, err := strconv.QuotedPrefix(msg[i:])
+	if err != nil {
+		return ""
+	}
+	v, err := strconv.Unquote(q)
+	if err != nil {
+		return ""
+	}
+	return v
+}
+
+// usageLine is the first line of a command's help, without "Usage: ".
+func usageLine(c *command) string {
+	line, _, _ := strings.Cut(c.usage, "\n")
+	line, ok := strings.CutPrefix(strings.TrimSpace(line), "Usage: ")
+	if !ok {
+		return ""
+	}
+	return line
 }
 
 // noArgs parses the flags of a command that takes no arguments; fs is nil

@@ -70,7 +70,9 @@ Examples:
 					Progress *orchestrator.ProgressReport `json:"progress,omitempty"`
 				}{ex, pr})
 			}
-			return ex.Print(e.stdout)
+			// Reasons and hints are long: they wrap inside their
+			// column to fit the terminal.
+			return ex.PrintWidth(e.stdout, e.outputWidth())
 		},
 	})
 }

@@ -394,8 +394,8 @@ func fleetReport(e *env, names, dirs []string, now time.Time, out string) error 
 // printOverdue prints a line when the next run of the state directory is
 // overdue (more than twice the usual interval since the last run), and
 // nothing when runs come on time.
-func printOverdue(e *env, now time.Time) {
-	if s, err := orchestrator.ReadSchedule(e.dir, now); err == nil && s.Overdue {
-		fmt.Fprintf(e.stdout, "Schedule: %s; is the cron job still running?\n", s)
+func printOverdue(w io.Writer, dir string, now time.Time) {
+	if s, err := orchestrator.ReadSchedule(dir, now); err == nil && s.Overdue {
+		fmt.Fprintf(w, "Schedule: %s; is the cron job still running?\n", s)
 	}
 }

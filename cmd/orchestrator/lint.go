@@ -29,7 +29,10 @@ issue: every command warns about it and leaves it alone, and works on the
 others. An error in the file as a whole (a code fence never closed, say) stops
 every command that would change it, as does a state file that is a link, which
 is reported too. The archive is a history: an issue archived more than once is
-there once per copy, the newest last, and that is no problem.
+there once per copy, the newest last, and that is no problem. It also warns,
+at its table in config.toml, about a Verify check whose last recorded failure
+printed nothing: such a failure tells the loop nothing, and never counts
+against another issue.
 
 Exit status: 0 when the files are clean, 1 when anything was found, 2 when the
 state directory is missing.
@@ -66,7 +69,11 @@ func runLint(ctx context.Context, e *env, args []string) error {
 	for _, l := range links {
 		fmt.Fprintln(e.stdout, l)
 	}
-	if len(findings)+len(links) > 0 {
+	silent := silentCheckFindings(e)
+	for _, s := range silent {
+		fmt.Fprintln(e.stdout, s)
+	}
+	if len(findings)+len(links)+len(silent) > 0 {
 		return silentExit(exitNothing)
 	}
 	fmt.Fprintln(e.stdout, okLine(q, e.paths()))

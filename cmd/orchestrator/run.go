@@ -5,10 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/orchestrator"
 )
 
@@ -71,6 +76,9 @@ func runRun(ctx context.Context, e *env, args []string) (err error) {
 	if err := e.noArgs(c, fs, args); err != nil {
 		return err
 	}
+	if fi, err := os.Stat(e.dir); err != nil || !fi.IsDir() {
+		return &issuequeue.NoStateDirError{Dir: e.dir}
+	}
 	cfg, err := e.config()
 	if err != nil {
 		return err
@@ -83,6 +91,11 @@ func runRun(ctx context.Context, e *env, args []string) (err error) {
 			e.heartbeat(ctx, cfg, rep, err)
 		}
 	}()
+	if strings.TrimSpace(cfg.Loop.Command) == "" {
+		// A dry run too: it would say that a loop runs, and none can.
+		return withCode(exitUsage, fmt.Errorf("no loop command: set [loop] command in %s (the script that runs one improvement loop)", filepath.Join(e.dir, "config.toml")),
+			"it runs with sh -c in the directory that holds the state directory; 'orchestrator help run' shows what it is given")
+	}
 	if *maxLoops != 0 {
 		if err := cfg.Set("loop.max_loops", strconv.Itoa(*maxLoops)); err != nil {
 			return usageErr(c, "--max-loops: %v", err)

@@ -13,6 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/autoretry/orchestrator/internal/columns"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/orchestrator"
 )
@@ -28,10 +29,11 @@ its retries, repeat count and whether it is halted), whether auto-retry is
 enabled and why not, the current or last run, and the circuit breaker.
 It only reads; it takes no lock and is fast enough to call from a prompt.
 
-It fits a 24-line, 100-column terminal by default ($LINES and $COLUMNS
-change that): summaries are cut to the width, and when more open issues
-exist than fit, the first ones in retry order are listed with a line
-saying how many more there are.
+It fits the terminal: as wide as the terminal it writes to says (else
+$COLUMNS, else 80 columns), 24 lines unless $LINES says otherwise.
+Summaries are cut to the width, longer lines wrapped, and when more open
+issues exist than fit, the first ones in retry order are listed with a
+line saying how many more there are.
 
 Flags:
     --limit N    list at most N issues
@@ -64,6 +66,8 @@ type statusIssue struct {
 	MaxRetries  int    `json:"max_retries"`
 	RepeatCount int    `json:"signature_repeat_count"`
 	Halted      bool   `json:"halted"`
+	// Seen is how many times the issue was filed, when more than once.
+	Seen int `json:"seen,omitempty"`
 	// Problems are the errors that quarantine the issue.
 	Problems []string `json:"problems,omitempty"`
 }
@@ -103,13 +107,10 @@ type statusReport struct {
 	width          int
 }
 
-// termSize returns the terminal's size for status: $COLUMNS and $LINES,
-// else 100 × 24.
+// termSize returns the terminal's size for status: its width as
+// outputWidth finds it (at least 40), its height from $LINES, else 24.
 func termSize(e *env) (width, height int) {
-	width, height = 100, 24
-	if n, err := strconv.Atoi(e.getenv("COLUMNS")); err == nil && n >= 40 {
-		width = n
-	}
+	width, height = max(e.outputWidth(), 40), 24
 	if n, err := strconv.Atoi(e.getenv("LINES")); err == nil && n >= 10 {
 		height = n
 	}
@@ -179,7 +180,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	for i, is := range open {
 		si := statusIssue{ID: is.ID, Summary: is.Summary(), Priority: is.Priority, Status: is.Status,
 			Blocking: is.Blocking, AutoRetry: is.AutoRetry, RetryCount: is.RetryCount, MaxRetries: orchestrator.MaxRetries(cfg, is),
-			RepeatCount: is.SignatureRepeatCount, Halted: is.Halted}
+			RepeatCount: is.SignatureRepeatCount, Halted: is.Halted, Seen: seenCount(is)}
 		if i < len(bad) {
 			si.Status = statusQuarantined
 			for _, f := range is.Findings() {
@@ -231,13 +232,16 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(r)
 	}
-	printStatus(e, r)
-	printOverdue(e, now)
-	return nil
+	var out strings.Builder
+	printStatus(&out, r)
+	printOverdue(&out, e.dir, now)
+	_, err = io.WriteString(e.stdout, columns.Wrap(out.String(), r.width))
+	return err
 }
 
-func printStatus(e *env, r statusReport) {
-	w := e.stdout
+// printStatus writes the report for people; lines too wide for the
+// terminal are wrapped by the caller.
+func printStatus(w io.Writer, r statusReport) {
 	var parts []string
 	total := 0
 	for _, s := range append(slices.Clip(issuequeue.Statuses), statusQuarantined) {
@@ -272,15 +276,16 @@ func printStatus(e *env, r statusReport) {
 			}
 			room -= wid + 2
 		}
-		room = max(room, 10)
+		room = max(room, 4)
 		for i, row := range rows {
-			sum := "SUMMARY"
+			sum, tag := "SUMMARY", ""
 			if i > 0 {
 				sum = r.Issues[i-1].Summary
+				if n := r.Issues[i-1].Seen; n > 1 && room >= 24 {
+					tag = fmt.Sprintf(" (filed %d×)", n)
+				}
 			}
-			if utf8.RuneCountInString(sum) > room {
-				sum = string([]rune(sum)[:room-1]) + "…"
-			}
+			sum = cut(sum, max(room-utf8.RuneCountInString(tag), 4)) + tag
 			fmt.Fprintln(tw, strings.Join(append(row, sum), "\t"))
 		}
 		tw.Flush()
@@ -352,4 +357,19 @@ func yesNo(b bool) string {
 		return "yes"
 	}
 	return "no"
+}
+
+// seenCount is an issue's Seen field, 0 when missing or not a number.
+func seenCount(is *issuequeue.Issue) int {
+	v, _ := is.Field(issuequeue.FieldSeen)
+	n, _ := strconv.Atoi(strings.TrimSpace(v))
+	return n
+}
+
+// cut shortens s to at most n runes, ending it with "…" when cut.
+func cut(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	return string([]rune(s)[:n-1]) + "…"
 }

@@ -10,7 +10,7 @@ import (
 	"unicode/utf8"
 )
 
-// status on a 50-issue queue fits a 24 × 100 terminal by default: the first
+// status on a 50-issue queue fits a 24 × 80 terminal by default: the first
 // open issues in retry order, summaries cut to the width, and a line saying
 // how many more there are; --all lists them all.
 func TestStatusFitsTheTerminal(t *testing.T) {
@@ -46,8 +46,8 @@ func TestStatusFitsTheTerminal(t *testing.T) {
 		t.Errorf("status printed %d lines, more than 24:\n%s", len(lines), out)
 	}
 	for _, l := range lines {
-		if n := utf8.RuneCountInString(l); n > 100 {
-			t.Errorf("a line of %d columns, more than 100: %q", n, l)
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("a line of %d columns, more than 80: %q", n, l)
 		}
 	}
 	if !strings.Contains(out, " more (use --all, or --limit N)") {

@@ -109,6 +109,9 @@ type Budget struct {
 	// end of a loop's output; empty means the built-in one, which reads the
 	// "total_cost_usd" (or "cost_usd") of a coding agent's JSON result.
 	CostPattern string
+	// IssuesFiledPerDay bounds the issues filed from inside loops ("orchestrator
+	// add" run by the agent); a person's filings are not counted.
+	IssuesFiledPerDay int
 	// TokensPerDay limits the tokens the agent reported (input and output,
 	// as it stated them) over the window.
 	TokensPerDay int
@@ -248,7 +251,7 @@ func Default() *Config {
 			RateLimit: []string{"rate limit", "rate_limit", "429", "too many requests", "hit your limit", "hit your session limit",
 				"usage limit", "out of extra usage", "limit will reset"},
 		},
-		Budget:         Budget{LoopsPerDay: 200, AutoRetryLoopsPerDay: 30, AgentTimePerDay: 8 * time.Hour},
+		Budget:         Budget{LoopsPerDay: 200, AutoRetryLoopsPerDay: 30, AgentTimePerDay: 8 * time.Hour, IssuesFiledPerDay: 50},
 		CircuitBreaker: CircuitBreaker{Threshold: 3, Cooldown: 30 * time.Minute},
 		Stall:          Stall{Loops: 3},
 		Cascade:        Cascade{Threshold: 3, Window: 5},

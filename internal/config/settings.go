@@ -58,6 +58,7 @@ var fixedSettings = []setting{
 	durationKey("budget.agent_time_per_day", func(c *Config, d time.Duration) { c.Budget.AgentTimePerDay = d }),
 	floatKey("budget.cost_per_day", 0, math.Inf(1), func(c *Config, f float64) { c.Budget.CostPerDay = f }),
 	stringKey("budget.cost_pattern", checkCostPattern, func(c *Config, s string) { c.Budget.CostPattern = s }),
+	intKey("budget.issues_filed_per_day", 0, func(c *Config, n int) { c.Budget.IssuesFiledPerDay = n }),
 
 	intKey("circuit_breaker.threshold", 1, func(c *Config, n int) { c.CircuitBreaker.Threshold = n }),
 	durationKey("circuit_breaker.cooldown", func(c *Config, d time.Duration) { c.CircuitBreaker.Cooldown = d }),
