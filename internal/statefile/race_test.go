@@ -65,6 +65,20 @@ func wantRebasedOnce(t *testing.T, calls [][]byte, want []byte) {
 	}
 }
 
+// replaceRebasedOntoTheirs replaces orig with next through h and checks
+// that the change was rebased, once, onto the editor's save: the file holds
+// both, and nothing else is left in dir.
+func replaceRebasedOntoTheirs(t *testing.T, h *seams, dir, path string) {
+	t.Helper()
+	var calls [][]byte
+	if err := h.replace(path, orig, next, rebaseB(&calls)); err != nil {
+		t.Fatal(err)
+	}
+	wantRebasedOnce(t, calls, theirs)
+	assertContent(t, path, rebased)
+	assertOnly(t, dir, "issue_queue.md")
+}
+
 // An editor's save at any instant up to the swap is not lost: the change is
 // rebased onto it.
 func TestEditorSaveIsNotLost(t *testing.T) {
@@ -79,13 +93,7 @@ func TestEditorSaveIsNotLost(t *testing.T) {
 				} else {
 					h.beforeSwap = hook
 				}
-				var calls [][]byte
-				if err := h.replace(path, orig, next, rebaseB(&calls)); err != nil {
-					t.Fatal(err)
-				}
-				wantRebasedOnce(t, calls, theirs)
-				assertContent(t, path, rebased)
-				assertOnly(t, dir, "issue_queue.md")
+				replaceRebasedOntoTheirs(t, h, dir, path)
 			})
 		}
 	}
@@ -100,13 +108,7 @@ func TestWriteIntoDisplacedFileIsNotLost(t *testing.T) {
 		h.afterSwap = nil
 		saveInPlace(t, displaced, theirs)
 	}
-	var calls [][]byte
-	if err := h.replace(path, orig, next, rebaseB(&calls)); err != nil {
-		t.Fatal(err)
-	}
-	wantRebasedOnce(t, calls, theirs)
-	assertContent(t, path, rebased)
-	assertOnly(t, dir, "issue_queue.md")
+	replaceRebasedOntoTheirs(t, h, dir, path)
 }
 
 // A save over the new file right after the swap is a later save: it stays.
