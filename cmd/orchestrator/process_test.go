@@ -1000,12 +1000,9 @@ func TestProcessEightWriters(t *testing.T) {
 func TestProcessEditorSaveNotLost(t *testing.T) {
 	skipShort(t)
 	ctx := testContext(t, 50*time.Second)
-	c := newCLI(t)
-	ids := issueIDs(8)
-	const notes = "Notes:"
-	c.setup(ctx, "[loop]\ncommand = \"true\"\n", queueOf(notes+"\n", ids))
+	c, ids := cliWithNotes(t, ctx, 8)
 	const attempts = 8
-	ed := &editor{t: t, path: filepath.Join(c.dir(), issuequeue.QueueFile), notes: notes, lostRows: map[string]bool{}}
+	ed := &editor{t: t, path: filepath.Join(c.dir(), issuequeue.QueueFile), notes: notesLine, lostRows: map[string]bool{}}
 	outcomes := raceFails(ctx, c, ids, attempts, failRow, func(stop <-chan struct{}) { ed.run(ctx, stop) })
 
 	final := c.read(".orchestrator/issue_queue.md")
@@ -1045,7 +1042,7 @@ func TestProcessEditorSaveNotLost(t *testing.T) {
 		t.Errorf("the queue holds a row no fail reported: %q", row)
 	}
 
-	words := notesWords(final, notes)
+	words := notesWords(final, notesLine)
 	if raced {
 		// The save that raced is in a .saved file, which a person merges.
 		var kept [][]byte
@@ -1057,7 +1054,7 @@ func TestProcessEditorSaveNotLost(t *testing.T) {
 		for _, w := range ed.placed {
 			found := slices.Contains(words, w)
 			for _, b := range kept {
-				found = found || slices.Contains(notesWords(b, notes), w)
+				found = found || slices.Contains(notesWords(b, notesLine), w)
 			}
 			if !found {
 				t.Errorf("the editor's saved word %q is neither in the queue nor in %v", w, saved)
@@ -1079,6 +1076,20 @@ func TestProcessEditorSaveNotLost(t *testing.T) {
 	if ed.duringWrite == 0 {
 		t.Errorf("no editor save landed in the middle of a command's write")
 	}
+}
+
+// notesLine is the preamble line the editors of the race tests append their
+// words to.
+const notesLine = "Notes:"
+
+// cliWithNotes sets up a CLI whose queue holds n issues below the preamble
+// line notesLine; it returns the CLI and the issues' IDs.
+func cliWithNotes(t *testing.T, ctx context.Context, n int) (*cli, []string) {
+	t.Helper()
+	c := newCLI(t)
+	ids := issueIDs(n)
+	c.setup(ctx, "[loop]\ncommand = \"true\"\n", queueOf(notesLine+"\n", ids))
+	return c, ids
 }
 
 // editor plays a person saving issue_queue.md while commands write it.
