@@ -461,21 +461,29 @@ func testContext(t *testing.T, d time.Duration) context.Context {
 
 const emptyQueue = "# Issue Queue\n"
 
+// shLoopCLI sets up a CLI with an empty queue whose loop runs the shell
+// script loop (as loop.sh) with the given timeout.
+func shLoopCLI(t *testing.T, ctx context.Context, timeout, loop string) *cli {
+	t.Helper()
+	c := newCLI(t)
+	c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \""+timeout+"\"\n", emptyQueue)
+	c.write("loop.sh", loop)
+	return c
+}
+
 // TestProcessConcurrentRuns proves: a second run while one
 // holds the lock exits 4 at once, names the holder's pid and start time,
 // runs nothing and writes nothing; the first run is not disturbed.
 func TestProcessConcurrentRuns(t *testing.T) {
 	skipShort(t)
 	ctx := testContext(t, 30*time.Second)
-	c := newCLI(t)
-	c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \"1m\"\n", emptyQueue)
-	c.fifo("release")
-	fifo := c.path("release")
-	c.write("loop.sh", `echo x >> loops
+	c := shLoopCLI(t, ctx, "1m", `echo x >> loops
 echo started
 read answer < release
 echo "released $answer"
 `)
+	c.fifo("release")
+	fifo := c.path("release")
 
 	before := time.Now().UTC().Truncate(time.Second)
 	first := c.start(ctx, nil, "run")
@@ -522,16 +530,14 @@ echo "released $answer"
 // runs at once instead of exiting 4.
 func TestProcessKilledRunLeavesNoLock(t *testing.T) {
 	ctx := testContext(t, 30*time.Second)
-	c := newCLI(t)
-	c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \"1m\"\n", emptyQueue)
-	c.fifo("release")
-	c.write("loop.sh", `echo x >> loops
+	c := shLoopCLI(t, ctx, "1m", `echo x >> loops
 if [ ! -e blocked-once ]; then
 	: > blocked-once
 	echo "started $$"
 	read answer < release
 fi
 `)
+	c.fifo("release")
 	first := c.start(ctx, nil, "run")
 	pid, _ := strconv.Atoi(strings.Fields(first.waitLine(ctx, "started "))[1])
 	// Nothing can stop the loop of a run killed with SIGKILL; the test ends
@@ -589,9 +595,7 @@ func TestProcessStopRun(t *testing.T) {
 	for _, how := range []string{"sigterm", "abort"} {
 		t.Run(how, func(t *testing.T) {
 			ctx := testContext(t, 30*time.Second)
-			c := newCLI(t)
-			c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \"5m\"\n", emptyQueue)
-			c.write("loop.sh", `if [ "$ORCHESTRATOR_LOOP_KIND" = regular ]; then
+			c := shLoopCLI(t, ctx, "5m", `if [ "$ORCHESTRATOR_LOOP_KIND" = regular ]; then
 	orchestrator add --summary "server fails to start" --priority critical --auto-retry
 	exit 0
 fi
@@ -658,10 +662,7 @@ wait
 // when the signal comes.
 func TestProcessStopBetweenLoops(t *testing.T) {
 	ctx := testContext(t, 40*time.Second)
-	c := newCLI(t)
-	c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \"5m\"\n", emptyQueue)
-	c.fifo("release")
-	c.write("loop.sh", `echo x >> loops
+	c := shLoopCLI(t, ctx, "5m", `echo x >> loops
 if [ "$ORCHESTRATOR_LOOP_KIND" = regular ]; then
 	orchestrator add --summary "server fails to start" --priority critical --auto-retry
 	exit 0
@@ -669,6 +670,7 @@ fi
 echo "ready $$ $ORCHESTRATOR_ISSUES"
 read answer < release
 `)
+	c.fifo("release")
 	run := c.start(ctx, nil, "run")
 	f := strings.Fields(run.waitLine(ctx, "ready "))
 	shPid, _ := strconv.Atoi(f[1])
@@ -787,9 +789,7 @@ echo "grandchild $pid $$"
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := testContext(t, 60*time.Second)
-			c := newCLI(t)
-			c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \""+tc.timeout+"\"\n", emptyQueue)
-			c.write("loop.sh", tc.loop)
+			c := shLoopCLI(t, ctx, tc.timeout, tc.loop)
 			c.fifo("grandchild")
 			c.fifo("release")
 			run := c.start(ctx, nil, "run")
