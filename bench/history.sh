@@ -34,17 +34,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 runs=${RUNS:-5}
-gtime=/usr/bin/time
-[ -x "$gtime" ] && "$gtime" -f %M true 2>/dev/null || {
-	echo "bench/history.sh: needs GNU time at /usr/bin/time (apt-get install time)" >&2
-	exit 2
-}
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/orchestrator-history-bench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-export NO_COLOR=1
-
-echo "uptime before: $(uptime | sed 's/^ *//')"
-go build -o "$tmp/orchestrator" ./cmd/orchestrator || exit 2
+. bench/lib.sh
+bench_start history
 go build -o "$tmp/genhistory" ./bench/genhistory || exit 2
 bins=(new)
 declare -A bin=([new]=$tmp/orchestrator)
@@ -88,7 +79,7 @@ measure() {
 	local b=$1 d=$2 t0 t1
 	shift 2
 	t0=$(now)
-	"$gtime" -f '%M %U %S' -o "$tmp/rss" "$b" --dir "$d" "$@" >/dev/null 2>"$tmp/err" || {
+	"$gnutime" -f '%M %U %S' -o "$tmp/rss" "$b" --dir "$d" "$@" >/dev/null 2>"$tmp/err" || {
 		local rc=$?
 		# run exits 1 when nothing is left to do; anything else is a failure.
 		if [ $rc -ne 1 ] || [ "$1" != run ]; then

@@ -24,18 +24,8 @@ cd "$(dirname "$0")/.."
 runs=${RUNS:-3}
 size=${SIZE:-4194304}
 timeout_s=${TIMEOUT:-60}
-gnutime=/usr/bin/time
-if ! "$gnutime" -f %M true >/dev/null 2>&1; then
-	echo "bench/hostile.sh: needs GNU time at /usr/bin/time (apt-get install time)" >&2
-	exit 2
-fi
-
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/orchestrator-hostile-bench.XXXXXX")
-trap 'rm -rf "$tmp"' EXIT
-export NO_COLOR=1
-
-echo "uptime before: $(uptime | sed 's/^ *//')"
-go build -o "$tmp/orchestrator" ./cmd/orchestrator || exit 2
+. bench/lib.sh
+bench_start hostile
 go build -o "$tmp/genhostile" ./bench/genhostile || exit 2
 bins=(orchestrator)
 if [ -n "${BASE:-}" ]; then

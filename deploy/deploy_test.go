@@ -19,22 +19,22 @@ import (
 	"sigs.k8s.io/yaml"
 )
 
-// The CronJob manifest decodes strictly into the real Kubernetes API types
-// (a misspelt field fails), forbids overlapping runs, keeps the state
-// directory on the PersistentVolumeClaim it declares, takes the agent's
-// credentials from a Secret and runs orchestrator run --quiet.
-func TestKubernetesCronJob(t *testing.T) {
-	b, err := os.ReadFile("kubernetes/cronjob.yaml")
+// decodeCronJob decodes the manifest at path strictly into the real
+// Kubernetes API types: its PersistentVolumeClaim, its CronJob, and how
+// many documents of each kind it holds (any other kind fails).
+func decodeCronJob(t *testing.T, path string) (pvc corev1.PersistentVolumeClaim, cj batchv1.CronJob, kinds map[string]int) {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var pvc corev1.PersistentVolumeClaim
-	var cj batchv1.CronJob
+	kinds = map[string]int{}
 	for _, doc := range bytes.Split(b, []byte("\n---\n")) {
 		var meta struct{ Kind string }
 		if err := yaml.Unmarshal(doc, &meta); err != nil {
 			t.Fatal(err)
 		}
+		kinds[meta.Kind]++
 		var target any
 		switch meta.Kind {
 		case "PersistentVolumeClaim":
@@ -48,6 +48,15 @@ func TestKubernetesCronJob(t *testing.T) {
 			t.Fatalf("%s: %v", meta.Kind, err)
 		}
 	}
+	return pvc, cj, kinds
+}
+
+// The CronJob manifest decodes strictly into the real Kubernetes API types
+// (a misspelt field fails), forbids overlapping runs, keeps the state
+// directory on the PersistentVolumeClaim it declares, takes the agent's
+// credentials from a Secret and runs orchestrator run --quiet.
+func TestKubernetesCronJob(t *testing.T) {
+	pvc, cj, _ := decodeCronJob(t, "kubernetes/cronjob.yaml")
 	if cj.Spec.ConcurrencyPolicy != batchv1.ForbidConcurrent {
 		t.Errorf("concurrencyPolicy %q, want Forbid", cj.Spec.ConcurrencyPolicy)
 	}
@@ -77,32 +86,7 @@ func TestKubernetesCronJob(t *testing.T) {
 // their state directories live too), and takes the agent's credentials
 // from a Secret.
 func TestKubernetesFleetCronJob(t *testing.T) {
-	b, err := os.ReadFile("kubernetes/fleet-cronjob.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pvc corev1.PersistentVolumeClaim
-	var cj batchv1.CronJob
-	kinds := map[string]int{}
-	for _, doc := range bytes.Split(b, []byte("\n---\n")) {
-		var meta struct{ Kind string }
-		if err := yaml.Unmarshal(doc, &meta); err != nil {
-			t.Fatal(err)
-		}
-		kinds[meta.Kind]++
-		var target any
-		switch meta.Kind {
-		case "PersistentVolumeClaim":
-			target = &pvc
-		case "CronJob":
-			target = &cj
-		default:
-			t.Fatalf("unexpected kind %q", meta.Kind)
-		}
-		if err := yaml.UnmarshalStrict(doc, target); err != nil {
-			t.Fatalf("%s: %v", meta.Kind, err)
-		}
-	}
+	pvc, cj, kinds := decodeCronJob(t, "kubernetes/fleet-cronjob.yaml")
 	if kinds["CronJob"] != 1 || kinds["PersistentVolumeClaim"] != 1 {
 		t.Fatalf("kinds %v, want one CronJob and one PersistentVolumeClaim", kinds)
 	}

@@ -155,13 +155,7 @@ touch calc.go calc_test.go
 echo "$ORCHESTRATOR_LOOP" >> notes.log
 `)
 	before := gitSnapshot(t, root)
-	rep, code := runStop(t, r)
-	if code != CodeNoChange || rep.Loops != 3 {
-		t.Fatalf("run: %+v, code %q; want no_change after loop 3 (2 auto-retry loops)", rep, code)
-	}
-	if ev := loopVerdicts(t, r.O.Dir)[3]; ev.Progress != ProgressIdle {
-		t.Errorf("loop 3: %q, want idle", ev.Progress)
-	}
+	wantStopAt(t, r, CodeNoChange, 3, ProgressIdle, "no_change after loop 3 (2 auto-retry loops)")
 	assertHaltEvent(t, r.O.Dir, CodeNoChange)
 	if rr, errs := Replay(r.O.Dir, time.Time{}, r.O.Config); len(errs) > 0 || len(rr.Differences) != 0 {
 		t.Errorf("replay, same config: %+v %v", rr, errs)
@@ -181,13 +175,7 @@ func TestProgressCyclingAgentHaltsCycle(t *testing.T) {
 sed -i "s/^func F1() int { return [0-9]* }/func F1() int { return $v }/" calc.go
 `)
 	before := gitSnapshot(t, root)
-	rep, code := runStop(t, r)
-	if code != CodeCycle || rep.Loops != 3 {
-		t.Fatalf("run: %+v, code %q; want cycle at loop 3, the first return", rep, code)
-	}
-	if ev := loopVerdicts(t, r.O.Dir)[3]; ev.Progress != ProgressCycled {
-		t.Errorf("loop 3: %q, want cycled", ev.Progress)
-	}
+	wantStopAt(t, r, CodeCycle, 3, ProgressCycled, "cycle at loop 3, the first return")
 	assertHaltEvent(t, r.O.Dir, CodeCycle)
 	if gitSnapshot(t, root) != before {
 		t.Error("the person's index, HEAD, refs or stash changed")
@@ -221,13 +209,7 @@ func TestProgressReformattingAgentStopsNoProgress(t *testing.T) {
 	r, root := progressWorkspace(t, `sed -i 's/^func /\nfunc /' calc.go
 `)
 	before := gitSnapshot(t, root)
-	rep, code := runStop(t, r)
-	if code != CodeNoProgress || rep.Loops != 4 {
-		t.Fatalf("run: %+v, code %q; want no_progress after loop 4 (3 auto-retry loops)", rep, code)
-	}
-	if ev := loopVerdicts(t, r.O.Dir)[4]; ev.Progress != ProgressChanged {
-		t.Errorf("loop 4: %q, want changed", ev.Progress)
-	}
+	wantStopAt(t, r, CodeNoProgress, 4, ProgressChanged, "no_progress after loop 4 (3 auto-retry loops)")
 	// Replayed under the config it ran with, nothing differs; with
 	// [progress] loops = 2 the run stops a loop earlier.
 	if rr, errs := Replay(r.O.Dir, time.Time{}, r.O.Config); len(errs) > 0 || len(rr.Differences) != 0 || rr.LoopsRecorded != 4 {
@@ -240,6 +222,19 @@ func TestProgressReformattingAgentStopsNoProgress(t *testing.T) {
 	}
 	if gitSnapshot(t, root) != before {
 		t.Error("the person's index, HEAD, refs or stash changed")
+	}
+}
+
+// wantStopAt runs r to its stop and checks that it stopped with code after
+// loop, whose progress verdict was progress; want says so in words.
+func wantStopAt(t *testing.T, r *Runner, code Code, loop int, progress, want string) {
+	t.Helper()
+	rep, got := runStop(t, r)
+	if got != code || rep.Loops != loop {
+		t.Fatalf("run: %+v, code %q; want %s", rep, got, want)
+	}
+	if ev := loopVerdicts(t, r.O.Dir)[loop]; ev.Progress != progress {
+		t.Errorf("loop %d: %q, want %s", loop, ev.Progress, progress)
 	}
 }
 

@@ -40,12 +40,9 @@ var editorRaceFails = flag.Int("editor-race-fails", 40, "how many fails TestProc
 func TestProcessFailRacesEditorSaves(t *testing.T) {
 	skipShort(t)
 	ctx := testContext(t, 150*time.Second)
-	c := newCLI(t)
-	ids := issueIDs(4)
-	const notes = "Notes:"
-	c.setup(ctx, "[loop]\ncommand = \"true\"\n", queueOf(notes+"\n", ids))
+	c, ids := cliWithNotes(t, ctx, 4)
 	attempts := *editorRaceFails / len(ids)
-	ed := &saver{t: t, path: filepath.Join(c.dir(), issuequeue.QueueFile), notes: notes, lostRows: map[string]bool{}}
+	ed := &saver{t: t, path: filepath.Join(c.dir(), issuequeue.QueueFile), notes: notesLine, lostRows: map[string]bool{}}
 	outcomes := raceFails(ctx, c, ids, attempts, failRow, func(stop <-chan struct{}) { ed.run(ctx, stop) })
 
 	final := c.read(".orchestrator/issue_queue.md")
@@ -70,7 +67,7 @@ func TestProcessFailRacesEditorSaves(t *testing.T) {
 	for row := range present {
 		t.Errorf("the queue holds a row no fail reported: %q", row)
 	}
-	words := notesWords(final, notes)
+	words := notesWords(final, notesLine)
 	dropped := 0
 	for _, w := range ed.saved {
 		if !slices.Contains(words, w) {

@@ -461,21 +461,29 @@ func testContext(t *testing.T, d time.Duration) context.Context {
 
 const emptyQueue = "# Issue Queue\n"
 
+// shLoopCLI sets up a CLI with an empty queue whose loop runs the shell
+// script loop (as loop.sh) with the given timeout.
+func shLoopCLI(t *testing.T, ctx context.Context, timeout, loop string) *cli {
+	t.Helper()
+	c := newCLI(t)
+	c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \""+timeout+"\"\n", emptyQueue)
+	c.write("loop.sh", loop)
+	return c
+}
+
 // TestProcessConcurrentRuns proves: a second run while one
 // holds the lock exits 4 at once, names the holder's pid and start time,
 // runs nothing and writes nothing; the first run is not disturbed.
 func TestProcessConcurrentRuns(t *testing.T) {
 	skipShort(t)
 	ctx := testContext(t, 30*time.Second)
-	c := newCLI(t)
-	c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \"1m\"\n", emptyQueue)
-	c.fifo("release")
-	fifo := c.path("release")
-	c.write("loop.sh", `echo x >> loops
+	c := shLoopCLI(t, ctx, "1m", `echo x >> loops
 echo started
 read answer < release
 echo "released $answer"
 `)
+	c.fifo("release")
+	fifo := c.path("release")
 
 	before := time.Now().UTC().Truncate(time.Second)
 	first := c.start(ctx, nil, "run")
@@ -522,16 +530,14 @@ echo "released $answer"
 // runs at once instead of exiting 4.
 func TestProcessKilledRunLeavesNoLock(t *testing.T) {
 	ctx := testContext(t, 30*time.Second)
-	c := newCLI(t)
-	c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \"1m\"\n", emptyQueue)
-	c.fifo("release")
-	c.write("loop.sh", `echo x >> loops
+	c := shLoopCLI(t, ctx, "1m", `echo x >> loops
 if [ ! -e blocked-once ]; then
 	: > blocked-once
 	echo "started $$"
 	read answer < release
 fi
 `)
+	c.fifo("release")
 	first := c.start(ctx, nil, "run")
 	pid, _ := strconv.Atoi(strings.Fields(first.waitLine(ctx, "started "))[1])
 	// Nothing can stop the loop of a run killed with SIGKILL; the test ends
@@ -589,9 +595,7 @@ func TestProcessStopRun(t *testing.T) {
 	for _, how := range []string{"sigterm", "abort"} {
 		t.Run(how, func(t *testing.T) {
 			ctx := testContext(t, 30*time.Second)
-			c := newCLI(t)
-			c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \"5m\"\n", emptyQueue)
-			c.write("loop.sh", `if [ "$ORCHESTRATOR_LOOP_KIND" = regular ]; then
+			c := shLoopCLI(t, ctx, "5m", `if [ "$ORCHESTRATOR_LOOP_KIND" = regular ]; then
 	orchestrator add --summary "server fails to start" --priority critical --auto-retry
 	exit 0
 fi
@@ -658,10 +662,7 @@ wait
 // when the signal comes.
 func TestProcessStopBetweenLoops(t *testing.T) {
 	ctx := testContext(t, 40*time.Second)
-	c := newCLI(t)
-	c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \"5m\"\n", emptyQueue)
-	c.fifo("release")
-	c.write("loop.sh", `echo x >> loops
+	c := shLoopCLI(t, ctx, "5m", `echo x >> loops
 if [ "$ORCHESTRATOR_LOOP_KIND" = regular ]; then
 	orchestrator add --summary "server fails to start" --priority critical --auto-retry
 	exit 0
@@ -669,6 +670,7 @@ fi
 echo "ready $$ $ORCHESTRATOR_ISSUES"
 read answer < release
 `)
+	c.fifo("release")
 	run := c.start(ctx, nil, "run")
 	f := strings.Fields(run.waitLine(ctx, "ready "))
 	shPid, _ := strconv.Atoi(f[1])
@@ -787,9 +789,7 @@ echo "grandchild $pid $$"
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			ctx := testContext(t, 60*time.Second)
-			c := newCLI(t)
-			c.setup(ctx, "[loop]\ncommand = \"sh loop.sh\"\ntimeout = \""+tc.timeout+"\"\n", emptyQueue)
-			c.write("loop.sh", tc.loop)
+			c := shLoopCLI(t, ctx, tc.timeout, tc.loop)
 			c.fifo("grandchild")
 			c.fifo("release")
 			run := c.start(ctx, nil, "run")
@@ -1000,12 +1000,9 @@ func TestProcessEightWriters(t *testing.T) {
 func TestProcessEditorSaveNotLost(t *testing.T) {
 	skipShort(t)
 	ctx := testContext(t, 50*time.Second)
-	c := newCLI(t)
-	ids := issueIDs(8)
-	const notes = "Notes:"
-	c.setup(ctx, "[loop]\ncommand = \"true\"\n", queueOf(notes+"\n", ids))
+	c, ids := cliWithNotes(t, ctx, 8)
 	const attempts = 8
-	ed := &editor{t: t, path: filepath.Join(c.dir(), issuequeue.QueueFile), notes: notes, lostRows: map[string]bool{}}
+	ed := &editor{t: t, path: filepath.Join(c.dir(), issuequeue.QueueFile), notes: notesLine, lostRows: map[string]bool{}}
 	outcomes := raceFails(ctx, c, ids, attempts, failRow, func(stop <-chan struct{}) { ed.run(ctx, stop) })
 
 	final := c.read(".orchestrator/issue_queue.md")
@@ -1045,7 +1042,7 @@ func TestProcessEditorSaveNotLost(t *testing.T) {
 		t.Errorf("the queue holds a row no fail reported: %q", row)
 	}
 
-	words := notesWords(final, notes)
+	words := notesWords(final, notesLine)
 	if raced {
 		// The save that raced is in a .saved file, which a person merges.
 		var kept [][]byte
@@ -1057,7 +1054,7 @@ func TestProcessEditorSaveNotLost(t *testing.T) {
 		for _, w := range ed.placed {
 			found := slices.Contains(words, w)
 			for _, b := range kept {
-				found = found || slices.Contains(notesWords(b, notes), w)
+				found = found || slices.Contains(notesWords(b, notesLine), w)
 			}
 			if !found {
 				t.Errorf("the editor's saved word %q is neither in the queue nor in %v", w, saved)
@@ -1079,6 +1076,20 @@ func TestProcessEditorSaveNotLost(t *testing.T) {
 	if ed.duringWrite == 0 {
 		t.Errorf("no editor save landed in the middle of a command's write")
 	}
+}
+
+// notesLine is the preamble line the editors of the race tests append their
+// words to.
+const notesLine = "Notes:"
+
+// cliWithNotes sets up a CLI whose queue holds n issues below the preamble
+// line notesLine; it returns the CLI and the issues' IDs.
+func cliWithNotes(t *testing.T, ctx context.Context, n int) (*cli, []string) {
+	t.Helper()
+	c := newCLI(t)
+	ids := issueIDs(n)
+	c.setup(ctx, "[loop]\ncommand = \"true\"\n", queueOf(notesLine+"\n", ids))
+	return c, ids
 }
 
 // editor plays a person saving issue_queue.md while commands write it.

@@ -46,6 +46,39 @@ func saveInPlace(t *testing.T, path string, data []byte) {
 	writeFile(t, path, data)
 }
 
+// queueFile gives fresh seams and a queue file holding orig, alone in a new
+// folder.
+func queueFile(t *testing.T) (h *seams, dir, path string) {
+	t.Helper()
+	h = new(seams)
+	dir = t.TempDir()
+	path = filepath.Join(dir, "issue_queue.md")
+	writeFile(t, path, orig)
+	return h, dir, path
+}
+
+// wantRebasedOnce checks that rebase was called exactly once, with want.
+func wantRebasedOnce(t *testing.T, calls [][]byte, want []byte) {
+	t.Helper()
+	if len(calls) != 1 || !bytes.Equal(calls[0], want) {
+		t.Errorf("rebase called with %q, want once with %q", calls, want)
+	}
+}
+
+// replaceRebasedOntoTheirs replaces orig with next through h and checks
+// that the change was rebased, once, onto the editor's save: the file holds
+// both, and nothing else is left in dir.
+func replaceRebasedOntoTheirs(t *testing.T, h *seams, dir, path string) {
+	t.Helper()
+	var calls [][]byte
+	if err := h.replace(path, orig, next, rebaseB(&calls)); err != nil {
+		t.Fatal(err)
+	}
+	wantRebasedOnce(t, calls, theirs)
+	assertContent(t, path, rebased)
+	assertOnly(t, dir, "issue_queue.md")
+}
+
 // An editor's save at any instant up to the swap is not lost: the change is
 // rebased onto it.
 func TestEditorSaveIsNotLost(t *testing.T) {
@@ -53,25 +86,14 @@ func TestEditorSaveIsNotLost(t *testing.T) {
 	for _, when := range []string{"before re-read", "before swap"} {
 		for style, save := range map[string]save{"rename": saveByRename, "in place": saveInPlace} {
 			t.Run(when+"/"+style, func(t *testing.T) {
-				h := new(seams)
-				dir := t.TempDir()
-				path := filepath.Join(dir, "issue_queue.md")
-				writeFile(t, path, orig)
+				h, dir, path := queueFile(t)
 				hook := once(func() { save(t, path, theirs) })
 				if when == "before re-read" {
 					h.beforeCheck = hook
 				} else {
 					h.beforeSwap = hook
 				}
-				var calls [][]byte
-				if err := h.replace(path, orig, next, rebaseB(&calls)); err != nil {
-					t.Fatal(err)
-				}
-				if len(calls) != 1 || !bytes.Equal(calls[0], theirs) {
-					t.Errorf("rebase called with %q, want once with the editor's %q", calls, theirs)
-				}
-				assertContent(t, path, rebased)
-				assertOnly(t, dir, "issue_queue.md")
+				replaceRebasedOntoTheirs(t, h, dir, path)
 			})
 		}
 	}
@@ -81,33 +103,19 @@ func TestEditorSaveIsNotLost(t *testing.T) {
 // before the check of the displaced file: the swap is undone and the change
 // rebased onto that write.
 func TestWriteIntoDisplacedFileIsNotLost(t *testing.T) {
-	h := new(seams)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "issue_queue.md")
-	writeFile(t, path, orig)
+	h, dir, path := queueFile(t)
 	h.afterSwap = func(displaced string) {
 		h.afterSwap = nil
 		saveInPlace(t, displaced, theirs)
 	}
-	var calls [][]byte
-	if err := h.replace(path, orig, next, rebaseB(&calls)); err != nil {
-		t.Fatal(err)
-	}
-	if len(calls) != 1 || !bytes.Equal(calls[0], theirs) {
-		t.Errorf("rebase called with %q, want once with %q", calls, theirs)
-	}
-	assertContent(t, path, rebased)
-	assertOnly(t, dir, "issue_queue.md")
+	replaceRebasedOntoTheirs(t, h, dir, path)
 }
 
 // A save over the new file right after the swap is a later save: it stays.
 func TestSaveAfterSwapWins(t *testing.T) {
 	for style, save := range map[string]func(*testing.T, string, []byte){"rename": saveByRename, "in place": saveInPlace} {
 		t.Run(style, func(t *testing.T) {
-			h := new(seams)
-			dir := t.TempDir()
-			path := filepath.Join(dir, "issue_queue.md")
-			writeFile(t, path, orig)
+			h, dir, path := queueFile(t)
 			h.afterSwap = func(string) { save(t, path, theirs) }
 			var calls [][]byte
 			if err := h.replace(path, orig, next, rebaseB(&calls)); err != nil {
@@ -125,10 +133,7 @@ func TestSaveAfterSwapWins(t *testing.T) {
 // Two saves racing with one write, one into the displaced file and one into
 // the new file: both are kept and the write reports them.
 func TestTwoRacingSavesAreBothKept(t *testing.T) {
-	h := new(seams)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "issue_queue.md")
-	writeFile(t, path, orig)
+	h, dir, path := queueFile(t)
 	second := []byte("a: 1\nb: 7\n")
 	h.afterSwap = func(displaced string) {
 		h.afterSwap = nil
@@ -152,10 +157,7 @@ func TestTwoRacingSavesAreBothKept(t *testing.T) {
 func TestRebaseConflictWritesNothing(t *testing.T) {
 	for _, when := range []string{"before re-read", "before swap", "after swap"} {
 		t.Run(when, func(t *testing.T) {
-			h := new(seams)
-			dir := t.TempDir()
-			path := filepath.Join(dir, "issue_queue.md")
-			writeFile(t, path, orig)
+			h, dir, path := queueFile(t)
 			mine := []byte("a: 1\nb: 3\n") // changes b as well
 			switch when {
 			case "before re-read":
@@ -179,10 +181,7 @@ func TestRebaseConflictWritesNothing(t *testing.T) {
 }
 
 func TestChangeWithoutRebase(t *testing.T) {
-	h := new(seams)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "issue_queue.md")
-	writeFile(t, path, orig)
+	h, dir, path := queueFile(t)
 	h.beforeCheck = once(func() { saveByRename(t, path, theirs) })
 	if err := h.replace(path, orig, next, nil); !errors.Is(err, ErrChanged) {
 		t.Fatalf("got %v, want ErrChanged", err)
@@ -192,10 +191,7 @@ func TestChangeWithoutRebase(t *testing.T) {
 }
 
 func TestKeepsChangingGivesUp(t *testing.T) {
-	h := new(seams)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "issue_queue.md")
-	writeFile(t, path, orig)
+	h, dir, path := queueFile(t)
 	n := 0
 	var last []byte
 	h.beforeCheck = func() {
@@ -215,10 +211,7 @@ func TestKeepsChangingGivesUp(t *testing.T) {
 }
 
 func TestDeletedMeanwhileIsNotRecreated(t *testing.T) {
-	h := new(seams)
-	dir := t.TempDir()
-	path := filepath.Join(dir, "issue_queue.md")
-	writeFile(t, path, orig)
+	h, dir, path := queueFile(t)
 	h.beforeCheck = once(func() { os.Remove(path) })
 	var calls [][]byte
 	if err := h.replace(path, orig, next, rebaseB(&calls)); !errors.Is(err, ErrChanged) {
@@ -257,9 +250,7 @@ func TestCreateRace(t *testing.T) {
 			if err := h.replace(path, nil, []byte("c: 1\n"), add); err != nil {
 				t.Fatal(err)
 			}
-			if len(calls) != 1 || !bytes.Equal(calls[0], theirs) {
-				t.Errorf("rebase called with %q, want once with %q", calls, theirs)
-			}
+			wantRebasedOnce(t, calls, theirs)
 			assertContent(t, path, []byte("a: 9\nb: 1\nc: 1\n"))
 			assertOnly(t, dir, "issue_queue.md")
 		})

@@ -89,16 +89,24 @@ func TestProcessOutputAndExitCode(t *testing.T) {
 	}
 }
 
+// cancelWhenReady runs p, waits for its ready line and cancels it; Run's
+// result comes on done.
+func cancelWhenReady(t *testing.T, p *watch.Process) (out *output, done <-chan error) {
+	t.Helper()
+	out = newOutput()
+	ctx, cancel := context.WithCancel(context.Background())
+	result := make(chan error, 1)
+	go func() { result <- p.Run(ctx, out) }()
+	out.find(t, 0, "^ready$")
+	cancel()
+	return out, result
+}
+
 // TestProcessCancelSendsSIGTERM proves that cancelling gives the command
 // SIGTERM, which it can handle, and not an immediate kill.
 func TestProcessCancelSendsSIGTERM(t *testing.T) {
 	p := child(t, "wait-term")
-	out := newOutput()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx, out) }()
-	out.find(t, 0, "^ready$")
-	cancel()
+	out, done := cancelWhenReady(t, p)
 	select {
 	case err := <-done:
 		if got, want := exitCode(t, err), 7; got != want {
@@ -115,12 +123,7 @@ func TestProcessCancelSendsSIGTERM(t *testing.T) {
 func TestProcessKilledAfterGrace(t *testing.T) {
 	p := child(t, "ignore-term")
 	p.Grace = 100 * time.Millisecond
-	out := newOutput()
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- p.Run(ctx, out) }()
-	out.find(t, 0, "^ready$")
-	cancel()
+	_, done := cancelWhenReady(t, p)
 	select {
 	case err := <-done:
 		var ee *exec.ExitError

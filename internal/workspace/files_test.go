@@ -35,28 +35,13 @@ func TestFilesStateSameWhenNothingCounts(t *testing.T) {
 	if s1.Kind != KindFiles || len(s1.Hex) != 64 {
 		t.Fatalf("state = %+v, want a files hash", s1)
 	}
-	for _, change := range []struct {
-		name string
-		do   func()
-	}{
+	wantSameAfter(t, w, s1, []change{
 		{"nothing", func() {}},
-		{"touch every file", func() {
-			future := time.Now().Add(time.Hour)
-			for _, f := range []string{"a.txt", "gone.txt", "sub/s.go"} {
-				if err := os.Chtimes(filepath.Join(root, f), future, future); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}},
+		{"touch every file", func() { touchAhead(t, root, "a.txt", "gone.txt", "sub/s.go") }},
 		{"state directory", func() { write(t, filepath.Join(root, ".orchestrator", "issue_queue.md"), "more\n") }},
 		{".git", func() { write(t, filepath.Join(root, ".git", "index"), "x") }},
 		{"empty directory", func() { os.MkdirAll(filepath.Join(root, "empty"), 0o755) }},
-	} {
-		change.do()
-		if got := state(t, w); got != s1 {
-			t.Errorf("after %s: state %s, want %s", change.name, got.Hex, s1.Hex)
-		}
-	}
+	})
 }
 
 func TestFilesStateCycles(t *testing.T) {

@@ -112,6 +112,35 @@ func state(t testing.TB, w *Workspace) State {
 	return s
 }
 
+// touchAhead sets the times of the files below root an hour ahead.
+func touchAhead(t testing.TB, root string, files ...string) {
+	t.Helper()
+	future := time.Now().Add(time.Hour)
+	for _, f := range files {
+		if err := os.Chtimes(filepath.Join(root, f), future, future); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// change is one named edit to a workspace.
+type change struct {
+	name string
+	do   func()
+}
+
+// wantSameAfter makes each change in turn and checks that the state is
+// still s1 after each.
+func wantSameAfter(t *testing.T, w *Workspace, s1 State, changes []change) {
+	t.Helper()
+	for _, c := range changes {
+		c.do()
+		if got := state(t, w); got != s1 {
+			t.Errorf("after %s: state %s, want %s", c.name, got.Hex, s1.Hex)
+		}
+	}
+}
+
 func TestGitStateLeavesRepositoryAlone(t *testing.T) {
 	root, w := newRepo(t)
 	write(t, filepath.Join(root, "untracked.txt"), "new\n")
@@ -136,30 +165,15 @@ func TestGitStateLeavesRepositoryAlone(t *testing.T) {
 func TestGitStateSameWhenNothingCounts(t *testing.T) {
 	root, w := newRepo(t)
 	s1 := state(t, w)
-	for _, change := range []struct {
-		name string
-		do   func()
-	}{
+	wantSameAfter(t, w, s1, []change{
 		{"nothing", func() {}},
-		{"touch every file", func() {
-			future := time.Now().Add(time.Hour)
-			for _, f := range []string{"a.txt", "gone.txt", ".gitignore", "sub/s.go"} {
-				if err := os.Chtimes(filepath.Join(root, f), future, future); err != nil {
-					t.Fatal(err)
-				}
-			}
-		}},
+		{"touch every file", func() { touchAhead(t, root, "a.txt", "gone.txt", ".gitignore", "sub/s.go") }},
 		{"ignored file", func() { write(t, filepath.Join(root, "build", "out.o"), "other\n") }},
 		{"new ignored file", func() { write(t, filepath.Join(root, "build", "more.o"), "x\n") }},
 		{"state directory", func() { write(t, filepath.Join(root, ".orchestrator", "issue_queue.md"), "# Queue\nmore\n") }},
 		{"new file in the state directory", func() { write(t, filepath.Join(root, ".orchestrator", "logs", "x.log"), "x\n") }},
 		{"empty directory", func() { os.MkdirAll(filepath.Join(root, "empty"), 0o755) }},
-	} {
-		change.do()
-		if got := state(t, w); got != s1 {
-			t.Errorf("after %s: state %s, want %s", change.name, got.Hex, s1.Hex)
-		}
-	}
+	})
 }
 
 func TestGitStateCycles(t *testing.T) {
