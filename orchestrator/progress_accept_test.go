@@ -22,15 +22,6 @@ import (
 
 func progressWorkspace(t *testing.T, agent string) (*Runner, string) {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("runs go test in a loop")
-	}
-	for _, prog := range []string{"go", "git", "sh"} {
-		if _, err := exec.LookPath(prog); err != nil {
-			t.Skipf("needs %s", prog)
-		}
-	}
-	root := t.TempDir()
 	var calc, test strings.Builder
 	calc.WriteString("package calc\n\n")
 	test.WriteString("package calc\n\nimport \"testing\"\n\n")
@@ -38,16 +29,71 @@ func progressWorkspace(t *testing.T, agent string) (*Runner, string) {
 		fmt.Fprintf(&calc, "func F%d() int { return 0 } // bug\n", n)
 		fmt.Fprintf(&test, "func TestF%d(t *testing.T) {\n\tif got := F%d(); got != %d {\n\t\tt.Errorf(\"F%d() = %%d\", got)\n\t}\n}\n\n", n, n, n, n)
 	}
-	files := map[string]string{
+	return projectWorkspace(t, agent, "go test ./...", []string{"go"}, map[string]string{
 		"go.mod": "module example.com/calc\n\ngo 1.21\n", "calc.go": calc.String(), "calc_test.go": test.String(),
-		".gitignore": "*.log\n", "agent.sh": agent,
-		".orchestrator/issue_queue.md": "# Issue Queue\n\n" + issueMD(simFailing, "Priority=critical", "Auto-Retry=true", "Max-Retries=15", "Verify=test"),
+		".gitignore": "*.log\n",
+	})
+}
+
+// pytestCommand returns a python that has pytest (Debian's python3-pytest
+// when the python3 first on PATH lacks it), or "" if none has.
+func pytestCommand() string {
+	for _, py := range []string{"python3", "/usr/bin/python3"} {
+		if exec.Command(py, "-m", "pytest", "--version").Run() == nil {
+			return py + " -m pytest"
+		}
 	}
+	return ""
+}
+
+// pytestWorkspace is progressWorkspace for a Python project whose ten
+// pytest tests fail. CI installs pytest; elsewhere the test is skipped
+// without it.
+func pytestWorkspace(t *testing.T, agent string) (*Runner, string) {
+	t.Helper()
+	pytest := pytestCommand()
+	if pytest == "" {
+		if os.Getenv("CI") != "" {
+			t.Fatal("no python3 with pytest: .ci/run installs python3-pytest")
+		}
+		t.Skip("needs pytest (python3-pytest)")
+	}
+	var calc, test strings.Builder
+	test.WriteString("import calc\n\n")
+	for n := 1; n <= 10; n++ {
+		fmt.Fprintf(&calc, "def f%d(): return 0  # bug\n", n)
+		fmt.Fprintf(&test, "def test_f%d():\n    assert calc.f%d() == %d\n\n", n, n, n)
+	}
+	return projectWorkspace(t, agent, "PYTHONDONTWRITEBYTECODE=1 "+pytest+" -q -p no:cacheprovider", nil, map[string]string{
+		"calc.py": calc.String(), "test_calc.py": test.String(), ".gitignore": "*.log\n__pycache__/\n",
+	})
+}
+
+// projectWorkspace makes a git work tree of files, agent.sh (the loop) and
+// a state directory whose one issue is verified by check, and a runner for
+// it. progs are the programs it needs beside git and sh.
+func projectWorkspace(t *testing.T, agent, check string, progs []string, files map[string]string) (*Runner, string) {
+	t.Helper()
+	if testing.Short() {
+		t.Skip("runs a test suite in a loop")
+	}
+	for _, prog := range append([]string{"git", "sh"}, progs...) {
+		if _, err := exec.LookPath(prog); err != nil {
+			t.Skipf("needs %s", prog)
+		}
+	}
+	root := t.TempDir()
+	files["agent.sh"] = agent
+	files[".orchestrator/issue_queue.md"] = "# Issue Queue\n\n" + issueMD(simFailing, "Priority=critical", "Auto-Retry=true", "Max-Retries=15", "Verify=test")
+	tracked := []string{"add"}
 	for name, text := range files {
 		p := filepath.Join(root, name)
 		os.MkdirAll(filepath.Dir(p), 0o755)
 		if err := os.WriteFile(p, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
+		}
+		if !strings.HasPrefix(name, ".orchestrator/") {
+			tracked = append(tracked, name)
 		}
 	}
 	b, err := os.ReadFile(filepath.Join("..", ".orchestrator.example", "session_state.md"))
@@ -57,7 +103,7 @@ func progressWorkspace(t *testing.T, agent string) (*Runner, string) {
 	os.WriteFile(filepath.Join(root, ".orchestrator", "session_state.md"), b, 0o644)
 	env := append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.com", "GIT_COMMITTER_NAME=t",
 		"GIT_COMMITTER_EMAIL=t@example.com", "GOTOOLCHAIN=local", "GOFLAGS=-mod=mod")
-	for _, args := range [][]string{{"init", "-q"}, {"add", "go.mod", "calc.go", "calc_test.go", ".gitignore", "agent.sh"}, {"commit", "-qm", "start"}} {
+	for _, args := range [][]string{{"init", "-q"}, tracked, {"commit", "-qm", "start"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir, cmd.Env = root, env
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -70,7 +116,7 @@ func progressWorkspace(t *testing.T, agent string) (*Runner, string) {
 	}
 	cfg := config.Default()
 	cfg.Loop.Command = "sh agent.sh"
-	cfg.Verification.Checks = map[string]config.Check{"test": {Name: "test", Command: "go test ./...", Timeout: 5 * 60e9}}
+	cfg.Verification.Checks = map[string]config.Check{"test": {Name: "test", Command: check, Timeout: 5 * 60e9}}
 	dir := filepath.Join(root, ".orchestrator")
 	o := &Orchestrator{Dir: dir, Config: cfg, Templates: &templates.Set{Dir: filepath.Join(dir, "templates")}, Stdout: io.Discard,
 		NewSignature: func() (SignatureWriter, error) { return rules.NewDigest(), nil }}
@@ -125,6 +171,40 @@ line=$(grep -n '// bug' calc.go | head -1 | cut -d: -f1)
 n=$(sed -n "${line}p" calc.go | sed 's/^func F\([0-9]*\).*/\1/')
 sed -i "${line}s/.*/func F$n() int { return $n }/" calc.go
 `)
+	wantRunToAllPass(t, r, root)
+}
+
+// The same agent on a Python project whose ten pytest tests fail.
+func TestProgressFixingOnePytestPerLoopRunsToAllPass(t *testing.T) {
+	r, root := pytestWorkspace(t, `echo "previous: $ORCHESTRATOR_PREVIOUS_PROGRESS" >> agent.log
+line=$(grep -n '# bug' calc.py | head -1 | cut -d: -f1)
+[ -z "$line" ] && exit 0
+n=$(sed -n "${line}p" calc.py | sed 's/^def f\([0-9]*\).*/\1/')
+sed -i "${line}s/.*/def f$n(): return $n/" calc.py
+`)
+	wantRunToAllPass(t, r, root)
+}
+
+// An agent on the pytest project that only rewords and touches files is
+// halted with no_change at its second auto-retry loop.
+func TestProgressIdlePytestAgentHaltsNoChange(t *testing.T) {
+	r, root := pytestWorkspace(t, `echo "I reworded my plan"
+touch calc.py test_calc.py
+echo "$ORCHESTRATOR_LOOP" >> notes.log
+`)
+	before := gitSnapshot(t, root)
+	wantStopAt(t, r, CodeNoChange, 3, ProgressIdle, "no_change after loop 3 (2 auto-retry loops)")
+	if gitSnapshot(t, root) != before {
+		t.Error("the person's index, HEAD, refs or stash changed")
+	}
+}
+
+// wantRunToAllPass runs an agent that fixes one failing test per loop: the
+// run completes with the issue resolved, never stopped by the progress
+// rules, every later loop progressed by one line of one file, and the
+// person's repository untouched.
+func wantRunToAllPass(t *testing.T, r *Runner, root string) {
+	t.Helper()
 	before := gitSnapshot(t, root)
 	rep, code := runStop(t, r)
 	if code != "" || rep.Outcome != "completed" || len(rep.Resolved) != 1 {
