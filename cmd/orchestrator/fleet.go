@@ -370,12 +370,7 @@ func fleetReport(e *env, names, dirs []string, now time.Time, out string) error 
 		case !en.Healthy():
 			pe.Mark, pe.Class = "problem", "problem"
 		}
-		for _, p := range en.Problems {
-			pe.Lines = append(pe.Lines, p.Text)
-		}
-		if en.Healthy() {
-			pe.Lines = en.Lines(0, 0)
-		}
+		pe.Lines = en.PageLines()
 		in, err := analytics.Load(en.Dir, now)
 		var b bytes.Buffer
 		if err == nil {

@@ -271,12 +271,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 			case !e.Healthy():
 				row.Mark, row.Class = "attention", "problem"
 			}
-			for _, p := range e.Problems {
-				row.Lines = append(row.Lines, p.Text)
-			}
-			if e.Healthy() {
-				row.Lines = e.Lines(0, 0)
-			}
+			row.Lines = e.PageLines()
 			v.Fleet = append(v.Fleet, row)
 		}
 	case strings.HasPrefix(r.URL.Path, "/repo/"):
