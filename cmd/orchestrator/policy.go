@@ -54,6 +54,15 @@ func (e *env) oneIDEngine(c *command, fs *flag.FlagSet, args []string) (string, 
 	return id, o, nil
 }
 
+// noArgsEngine parses the flags of command c, which takes no arguments (see
+// noArgs), and returns the orchestrator for c.
+func (e *env) noArgsEngine(c *command, fs *flag.FlagSet, args []string) (*orchestrator.Orchestrator, error) {
+	if err := e.noArgs(c, fs, args); err != nil {
+		return nil, err
+	}
+	return e.engine(c.name)
+}
+
 // engine returns the orchestrator for the state directory, for command name.
 func (e *env) engine(name string) (*orchestrator.Orchestrator, error) {
 	cfg, err := e.config()
