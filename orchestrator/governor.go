@@ -250,10 +250,7 @@ func countBudget(code Code, what string, used, limit int, next time.Time, in Inp
 	if used < limit {
 		return v
 	}
-	v.Stop, v.Until = true, next
-	v.Reason = fmt.Sprintf("daily budget spent: %d %s in the last 24h (limit %d); next loop possible at %s", used, what, limit, clock(next, in.Now))
-	v.Hint = budgetHint(in)
-	return v
+	return budgetSpent(v, in, next, fmt.Sprintf("%d %s", used, what), strconv.Itoa(limit))
 }
 
 func budgetHint(in Inputs) string {
@@ -284,11 +281,7 @@ func ruleDailyAgentTime(in Inputs) Verdict {
 		return v
 	}
 	next := u.nextSum(func(e Exec) float64 { return float64(e.Duration) }, float64(limit))
-	v.Stop, v.Until = true, next
-	v.Reason = fmt.Sprintf("daily budget spent: %s of loop command time in the last 24h (limit %s); next loop possible at %s",
-		used.Round(time.Second), limit, clock(next, in.Now))
-	v.Hint = budgetHint(in)
-	return v
+	return budgetSpent(v, in, next, used.Round(time.Second).String()+" of loop command time", limit.String())
 }
 
 func ruleDailyCost(in Inputs) Verdict {
@@ -303,10 +296,7 @@ func ruleDailyCost(in Inputs) Verdict {
 		return v
 	}
 	next := u.nextSum(func(e Exec) float64 { return e.Cost }, limit)
-	v.Stop, v.Until = true, next
-	v.Reason = fmt.Sprintf("daily budget spent: cost %.2f in the last 24h (limit %.2f); next loop possible at %s", used, limit, clock(next, in.Now))
-	v.Hint = budgetHint(in)
-	return v
+	return budgetSpent(v, in, next, fmt.Sprintf("cost %.2f", used), fmt.Sprintf("%.2f", limit))
 }
 
 func ruleMaxLoops(in Inputs) Verdict {
@@ -426,10 +416,7 @@ func ruleDailyTokens(in Inputs) Verdict {
 		return v
 	}
 	next := u.nextSum(func(e Exec) float64 { return float64(e.Tokens) }, float64(limit))
-	v.Stop, v.Until = true, next
-	v.Reason = fmt.Sprintf("daily budget spent: %d tokens in the last 24h (limit %d); next loop possible at %s", used, limit, clock(next, in.Now))
-	v.Hint = budgetHint(in)
-	return v
+	return budgetSpent(v, in, next, fmt.Sprintf("%d tokens", used), fmt.Sprintf("%d", limit))
 }
 
 // ruleWindowShare stops loops while the agent's last report of its
@@ -635,4 +622,13 @@ func ruleDailyIssuesFiled(in Inputs) Verdict {
 // for a refused add.
 func filedHint(inv string) string {
 	return "look at what the loops file ('" + inv + " status'); wait, or raise [budget] issues_filed_per_day in config.toml"
+}
+
+// budgetSpent stops v until next because a daily [budget] limit is reached;
+// spent and limit are the amounts as the reason names them.
+func budgetSpent(v Verdict, in Inputs, next time.Time, spent, limit string) Verdict {
+	v.Stop, v.Until = true, next
+	v.Reason = fmt.Sprintf("daily budget spent: %s in the last 24h (limit %s); next loop possible at %s", spent, limit, clock(next, in.Now))
+	v.Hint = budgetHint(in)
+	return v
 }

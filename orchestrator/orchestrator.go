@@ -84,6 +84,18 @@ func (o *Orchestrator) store() *issuequeue.Store {
 	return &issuequeue.Store{Paths: o.paths().Paths, LockWait: o.LockWait, Command: o.Command, Warn: o.WarnQuarantined}
 }
 
+// updateIssue changes the queue and the state in one transaction, as
+// Store.Update, for issue id: an id the queue does not hold changes nothing.
+func (o *Orchestrator) updateIssue(ctx context.Context, id string, f func(*issuequeue.Issue, *issuequeue.State) (issuequeue.Change, error)) error {
+	return o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		is, err := q.Lookup(id)
+		if err != nil {
+			return issuequeue.Change{}, err
+		}
+		return f(is, st)
+	})
+}
+
 // WarnQuarantined tells Stderr about findings that quarantine issues, each
 // once however often the queue is read.
 func (o *Orchestrator) WarnQuarantined(fs []issuequeue.Finding) {
@@ -216,11 +228,7 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 	rep := FailReport{ID: id, Threshold: threshold, Signature: sig}
 	output := out.Tail
 	now := o.now()
-	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
-		is, err := q.Lookup(id)
-		if err != nil {
-			return issuequeue.Change{}, err
-		}
+	err := o.updateIssue(ctx, id, func(is *issuequeue.Issue, st *issuequeue.State) (issuequeue.Change, error) {
 		u, err := ReadUsage(o.Dir, now)
 		if err != nil {
 			return issuequeue.Change{}, fmt.Errorf("reading the event log: %w", err)
@@ -270,11 +278,7 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 // the loop, unverified.
 func (o *Orchestrator) ResolveFromLoop(ctx context.Context, id string) error {
 	now := o.now()
-	return o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
-		is, err := q.Lookup(id)
-		if err != nil {
-			return issuequeue.Change{}, err
-		}
+	return o.updateIssue(ctx, id, func(is *issuequeue.Issue, st *issuequeue.State) (issuequeue.Change, error) {
 		if is.Verify != "" {
 			return issuequeue.Change{After: func() error {
 				fmt.Fprintf(o.Stdout, "%s: the loop says it is fixed; it stays %s until its Verify check %q passes\n", id, is.Status, is.Verify)
@@ -297,11 +301,7 @@ func (o *Orchestrator) ResolveFromLoop(ctx context.Context, id string) error {
 // Resolve marks issue id resolved, with the SUCCEEDED banner if it took retries.
 func (o *Orchestrator) Resolve(ctx context.Context, id string) error {
 	now := o.now()
-	return o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
-		is, err := q.Lookup(id)
-		if err != nil {
-			return issuequeue.Change{}, err
-		}
+	return o.updateIssue(ctx, id, func(is *issuequeue.Issue, st *issuequeue.State) (issuequeue.Change, error) {
 		lines, err := o.log().Lines(Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: issuequeue.StatusResolved,
 			TotalAttempts: is.RetryCount + 1})
 		if err != nil {

@@ -43,11 +43,7 @@ func (o *Orchestrator) Fix(ctx context.Context, id, instruction string) error {
 
 func (o *Orchestrator) respond(ctx context.Context, id, response, detail string, edits func(*issuequeue.Issue) []issuequeue.Edit, done string) error {
 	now := o.now()
-	return o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
-		is, err := q.Lookup(id)
-		if err != nil {
-			return issuequeue.Change{}, err
-		}
+	return o.updateIssue(ctx, id, func(is *issuequeue.Issue, st *issuequeue.State) (issuequeue.Change, error) {
 		// The answer is logged with the change: the loop guard reads
 		// from the log whether a person answered an issue.
 		events := []Event{{Time: now, Event: EvUserResponse, IssueID: id, RunID: st.RunID, Response: response, Reason: detail}}

@@ -79,29 +79,17 @@ func (u SharedUsage) AutoRetryLoops() int {
 
 // AgentTime is the wall time of the loop commands in the window.
 func (u SharedUsage) AgentTime() time.Duration {
-	var d time.Duration
-	for _, e := range u.Entries {
-		d += time.Duration(e.DurationMS) * time.Millisecond
-	}
-	return d
+	return sumOf(u.Entries, func(e SharedEntry) time.Duration { return time.Duration(e.DurationMS) * time.Millisecond })
 }
 
 // Cost is the cost the loops reported in the window.
 func (u SharedUsage) Cost() float64 {
-	c := 0.0
-	for _, e := range u.Entries {
-		c += e.Cost
-	}
-	return c
+	return sumOf(u.Entries, func(e SharedEntry) float64 { return e.Cost })
 }
 
 // Tokens is the tokens the loops reported in the window.
 func (u SharedUsage) Tokens() int64 {
-	var n int64
-	for _, e := range u.Entries {
-		n += e.Tokens
-	}
-	return n
+	return sumOf(u.Entries, func(e SharedEntry) int64 { return e.Tokens })
 }
 
 // SharedSpender is what one state directory spent of a shared budget.

@@ -57,20 +57,12 @@ func (u Usage) execTimes() []time.Time {
 
 // AgentTime is the wall time of the loop command in the window.
 func (u Usage) AgentTime() time.Duration {
-	var d time.Duration
-	for _, e := range u.Execs {
-		d += e.Duration
-	}
-	return d
+	return sumOf(u.Execs, func(e Exec) time.Duration { return e.Duration })
 }
 
 // Cost is the cost the loops reported in the window.
 func (u Usage) Cost() float64 {
-	c := 0.0
-	for _, e := range u.Execs {
-		c += e.Cost
-	}
-	return c
+	return sumOf(u.Execs, func(e Exec) float64 { return e.Cost })
 }
 
 // nextCount returns when fewer than limit of times will be inside the window.
@@ -258,9 +250,14 @@ func Budgets(cfg *config.Config, u Usage) []Budget {
 // Tokens are the tokens the agents reported in the window (input plus
 // output).
 func (u Usage) Tokens() int64 {
-	var n int64
-	for _, e := range u.Execs {
-		n += e.Tokens
+	return sumOf(u.Execs, func(e Exec) int64 { return e.Tokens })
+}
+
+// sumOf adds up f over es, in order.
+func sumOf[E any, N int64 | float64 | time.Duration](es []E, f func(E) N) N {
+	var n N
+	for _, e := range es {
+		n += f(e)
 	}
 	return n
 }

@@ -79,11 +79,7 @@ func runAgentOutput(ctx context.Context, e *env, args []string) error {
 	} else if at, err = e.now(); err != nil {
 		return err
 	}
-	name := "-"
-	if len(args) == 1 {
-		name = args[0]
-	}
-	in, err := e.input(name, "give an existing file, or - to read standard input")
+	name, in, err := e.inputArg(args)
 	if err != nil {
 		return err
 	}

@@ -27,10 +27,7 @@ Examples:
 			c := commands["archive"]
 			fs := flag.NewFlagSet("archive", flag.ContinueOnError)
 			older := fs.Duration("older-than", 720*time.Hour, "")
-			if err := e.noArgs(c, fs, args); err != nil {
-				return err
-			}
-			o, err := e.engine("archive")
+			o, err := e.noArgsEngine(c, fs, args)
 			if err != nil {
 				return err
 			}

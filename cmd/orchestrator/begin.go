@@ -21,10 +21,7 @@ Examples (a whole driver in a crontab line):
 `,
 		run: func(ctx context.Context, e *env, args []string) error {
 			c := commands["begin"]
-			if err := e.noArgs(c, nil, args); err != nil {
-				return err
-			}
-			o, err := e.engine("begin")
+			o, err := e.noArgsEngine(c, nil, args)
 			if err != nil {
 				return err
 			}

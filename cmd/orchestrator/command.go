@@ -85,6 +85,17 @@ func (e *env) input(name, hint string) (io.ReadCloser, error) {
 	return f, nil
 }
 
+// inputArg opens a command's optional FILE argument, standard input when it
+// is absent or "-", and returns the name it was given by.
+func (e *env) inputArg(args []string) (string, io.ReadCloser, error) {
+	name := "-"
+	if len(args) == 1 {
+		name = args[0]
+	}
+	in, err := e.input(name, "give an existing file, or - to read standard input")
+	return name, in, err
+}
+
 // exitError carries an exit code and optional hints up to Main.
 type exitError struct {
 	code  int

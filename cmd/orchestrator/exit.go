@@ -20,14 +20,23 @@ const (
 	exitBusy      = 4 // another orchestrator holds the lock
 )
 
+// quietStatus is the exit status for an err that prints nothing: no error,
+// or a silentExit; ok is false for any other.
+func quietStatus(err error) (code int, ok bool) {
+	var s silentExit
+	switch {
+	case err == nil:
+		return exitOK, true
+	case errors.As(err, &s):
+		return int(s), true
+	}
+	return 0, false
+}
+
 // report prints err, with its hints, and returns the exit code.
 func report(e *env, err error) int {
-	if err == nil {
-		return exitOK
-	}
-	var s silentExit
-	if errors.As(err, &s) {
-		return int(s)
+	if code, ok := quietStatus(err); ok {
+		return code
 	}
 	code, hints := classify(err)
 	fmt.Fprintf(e.stderr, "orchestrator: %s\n", err)

@@ -363,19 +363,9 @@ func fleetReport(e *env, names, dirs []string, now time.Time, out string) error 
 		Entries []fleetPageEntry
 	}{Now: now.UTC().Format(time.RFC3339)}
 	for i, en := range es {
-		pe := fleetPageEntry{Name: en.Name, Anchor: "repo-" + strconv.Itoa(i+1), Mark: "ok", Class: "ok", Open: en.NeedsPerson}
-		switch {
-		case en.NeedsPerson:
-			pe.Mark, pe.Class = "needs a person", "person"
-		case !en.Healthy():
-			pe.Mark, pe.Class = "problem", "problem"
-		}
-		for _, p := range en.Problems {
-			pe.Lines = append(pe.Lines, p.Text)
-		}
-		if en.Healthy() {
-			pe.Lines = en.Lines(0, 0)
-		}
+		pe := fleetPageEntry{Name: en.Name, Anchor: "repo-" + strconv.Itoa(i+1), Open: en.NeedsPerson}
+		pe.Mark, pe.Class = en.PageMark("problem")
+		pe.Lines = en.PageLines()
 		in, err := analytics.Load(en.Dir, now)
 		var b bytes.Buffer
 		if err == nil {

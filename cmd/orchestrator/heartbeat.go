@@ -43,12 +43,8 @@ func (e *env) heartbeat(ctx context.Context, cfg *config.Config, rep orchestrato
 
 // exitStatusOf returns the exit status Main ends with for err.
 func exitStatusOf(err error) int {
-	if err == nil {
-		return exitOK
-	}
-	var s silentExit
-	if errors.As(err, &s) {
-		return int(s)
+	if code, ok := quietStatus(err); ok {
+		return code
 	}
 	code, _ := classify(err)
 	return code

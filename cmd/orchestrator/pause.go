@@ -81,10 +81,7 @@ Examples:
 `,
 		run: func(ctx context.Context, e *env, args []string) error {
 			c := commands["resume"]
-			if err := e.noArgs(c, nil, args); err != nil {
-				return err
-			}
-			o, err := e.engine("resume")
+			o, err := e.noArgsEngine(c, nil, args)
 			if err != nil {
 				return err
 			}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"flag"
 	"os"
 	"path/filepath"
 	"time"
@@ -37,6 +38,29 @@ func (e *env) config() (*config.Config, error) {
 	}
 	e.cfg = cfg
 	return cfg, nil
+}
+
+// oneIDEngine parses the arguments of command c, which takes one issue ID
+// (see oneID), and returns the ID and the orchestrator for c.
+func (e *env) oneIDEngine(c *command, fs *flag.FlagSet, args []string) (string, *orchestrator.Orchestrator, error) {
+	id, err := e.oneID(c, fs, args)
+	if err != nil {
+		return "", nil, err
+	}
+	o, err := e.engine(c.name)
+	if err != nil {
+		return "", nil, err
+	}
+	return id, o, nil
+}
+
+// noArgsEngine parses the flags of command c, which takes no arguments (see
+// noArgs), and returns the orchestrator for c.
+func (e *env) noArgsEngine(c *command, fs *flag.FlagSet, args []string) (*orchestrator.Orchestrator, error) {
+	if err := e.noArgs(c, fs, args); err != nil {
+		return nil, err
+	}
+	return e.engine(c.name)
 }
 
 // engine returns the orchestrator for the state directory, for command name.

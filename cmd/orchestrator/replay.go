@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"time"
 
 	"github.com/autoretry/orchestrator/orchestrator"
 )
@@ -42,17 +41,9 @@ Examples:
 			if err := e.noArgs(c, fs, args); err != nil {
 				return err
 			}
-			var since time.Time
-			if *sinceFlag != "" {
-				d, err := parseSince(*sinceFlag)
-				if err != nil {
-					return usageErr(c, "--since %v", err)
-				}
-				now, err := e.now()
-				if err != nil {
-					return err
-				}
-				since = now.Add(-d)
+			since, err := sinceStart(c, *sinceFlag, e.now)
+			if err != nil {
+				return err
 			}
 			cfg, err := e.config()
 			if err != nil {

@@ -70,13 +70,9 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	var since time.Time
-	if *sinceFlag != "" {
-		d, err := parseSince(*sinceFlag)
-		if err != nil {
-			return usageErr(c, "--since %v", err)
-		}
-		since = now.Add(-d)
+	since, err := sinceStart(c, *sinceFlag, func() (time.Time, error) { return now, nil })
+	if err != nil {
+		return err
 	}
 	in, err := analytics.LoadSince(e.dir, now, since)
 	if err != nil {
@@ -104,6 +100,23 @@ func runReport(ctx context.Context, e *env, args []string) error {
 	}
 	fmt.Fprintln(e.stdout, path)
 	return nil
+}
+
+// sinceStart is where the window of a --since flag starts, now less the
+// window; the zero time when the flag is empty, and then now is not asked.
+func sinceStart(c *command, flag string, now func() (time.Time, error)) (time.Time, error) {
+	if flag == "" {
+		return time.Time{}, nil
+	}
+	d, err := parseSince(flag)
+	if err != nil {
+		return time.Time{}, usageErr(c, "--since %v", err)
+	}
+	t, err := now()
+	if err != nil {
+		return time.Time{}, err
+	}
+	return t.Add(-d), nil
 }
 
 // parseSince reads a --since window: a Go duration ("36h", "90m") or whole

@@ -22,11 +22,7 @@ Examples:
 `,
 		run: func(ctx context.Context, e *env, args []string) error {
 			c := commands["resolve"]
-			id, err := e.oneID(c, nil, args)
-			if err != nil {
-				return err
-			}
-			o, err := e.engine("resolve")
+			id, o, err := e.oneIDEngine(c, nil, args)
 			if err != nil {
 				return err
 			}

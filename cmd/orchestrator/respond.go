@@ -24,11 +24,7 @@ Examples:
 `,
 		run: func(ctx context.Context, e *env, args []string) error {
 			c := commands["retry"]
-			id, err := e.oneID(c, nil, args)
-			if err != nil {
-				return err
-			}
-			o, err := e.engine("retry")
+			id, o, err := e.oneIDEngine(c, nil, args)
 			if err != nil {
 				return err
 			}
@@ -51,11 +47,7 @@ Examples:
 			c := commands["skip"]
 			fs := flag.NewFlagSet("skip", flag.ContinueOnError)
 			reason := fs.String("reason", "", "")
-			id, err := e.oneID(c, fs, args)
-			if err != nil {
-				return err
-			}
-			o, err := e.engine("skip")
+			id, o, err := e.oneIDEngine(c, fs, args)
 			if err != nil {
 				return err
 			}

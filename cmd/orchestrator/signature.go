@@ -64,11 +64,7 @@ func runSignature(ctx context.Context, e *env, args []string) error {
 	if len(args) > 1 {
 		return usageErr(c, "signature takes one FILE, got %d", len(args))
 	}
-	name := "-"
-	if len(args) == 1 {
-		name = args[0]
-	}
-	in, err := e.input(name, "give an existing file, or - to read standard input")
+	_, in, err := e.inputArg(args)
 	if err != nil {
 		return err
 	}

@@ -310,16 +310,7 @@ func (r *Reader) geminiStreamResult(e *event) {
 		Cached *int64 `json:"cached"`
 	}
 	if len(e.Stats) > 0 && json.Unmarshal(e.Stats, &s) == nil {
-		var t Tokens
-		if s.Input != nil {
-			t.Input, t.HasInput = *s.Input, true
-		}
-		if s.Output != nil {
-			t.Output, t.HasOutput = *s.Output, true
-		}
-		if s.Cached != nil {
-			t.CacheRead, t.HasCacheRead = *s.Cached, true
-		}
+		t := claudeUsage{Input: s.Input, Output: s.Output, Cached: s.Cached}.tokens()
 		if t.Known() {
 			r.rep.Tokens, r.resultTokens = t, true
 		}

@@ -318,6 +318,31 @@ func (e Entry) Lines(nameWidth, width int) []string {
 	return out
 }
 
+// PageMark is the mark and the style class a web page gives the entry:
+// problem is the mark of an entry with problems that needs no person.
+func (e Entry) PageMark(problem string) (mark, class string) {
+	switch {
+	case e.NeedsPerson:
+		return "needs a person", "person"
+	case !e.Healthy():
+		return problem, "problem"
+	}
+	return "ok", "ok"
+}
+
+// PageLines is what a web page shows under the entry: the text of each
+// problem, or for a healthy entry its one status line.
+func (e Entry) PageLines() []string {
+	if e.Healthy() {
+		return e.Lines(0, 0)
+	}
+	out := make([]string, 0, len(e.Problems))
+	for _, p := range e.Problems {
+		out = append(out, p.Text)
+	}
+	return out
+}
+
 func (e Entry) healthText() string {
 	t := fmt.Sprintf("%d open issue(s)", e.Open)
 	if !e.Schedule.Last.IsZero() {

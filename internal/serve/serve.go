@@ -264,19 +264,9 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 			index[d] = i
 		}
 		for _, e := range es {
-			row := fleetRow{Link: "/repo/" + strconv.Itoa(index[e.Dir]+1), Name: e.Name, Mark: "ok", Class: "ok"}
-			switch {
-			case e.NeedsPerson:
-				row.Mark, row.Class = "needs a person", "person"
-			case !e.Healthy():
-				row.Mark, row.Class = "attention", "problem"
-			}
-			for _, p := range e.Problems {
-				row.Lines = append(row.Lines, p.Text)
-			}
-			if e.Healthy() {
-				row.Lines = e.Lines(0, 0)
-			}
+			row := fleetRow{Link: "/repo/" + strconv.Itoa(index[e.Dir]+1), Name: e.Name}
+			row.Mark, row.Class = e.PageMark("attention")
+			row.Lines = e.PageLines()
 			v.Fleet = append(v.Fleet, row)
 		}
 	case strings.HasPrefix(r.URL.Path, "/repo/"):
