@@ -165,23 +165,13 @@ func runStop(t *testing.T, r *Runner) (RunReport, Code) {
 }
 
 func TestProgressFixingOneTestPerLoopRunsToAllPass(t *testing.T) {
-	r, root := progressWorkspace(t, `echo "previous: $ORCHESTRATOR_PREVIOUS_PROGRESS" >> agent.log
-line=$(grep -n '// bug' calc.go | head -1 | cut -d: -f1)
-[ -z "$line" ] && exit 0
-n=$(sed -n "${line}p" calc.go | sed 's/^func F\([0-9]*\).*/\1/')
-sed -i "${line}s/.*/func F$n() int { return $n }/" calc.go
-`)
+	r, root := progressWorkspace(t, fixOneAgent("calc.go", "// bug", `func F\([0-9]*\)`, "func F$n() int { return $n }"))
 	wantRunToAllPass(t, r, root)
 }
 
 // The same agent on a Python project whose ten pytest tests fail.
 func TestProgressFixingOnePytestPerLoopRunsToAllPass(t *testing.T) {
-	r, root := pytestWorkspace(t, `echo "previous: $ORCHESTRATOR_PREVIOUS_PROGRESS" >> agent.log
-line=$(grep -n '# bug' calc.py | head -1 | cut -d: -f1)
-[ -z "$line" ] && exit 0
-n=$(sed -n "${line}p" calc.py | sed 's/^def f\([0-9]*\).*/\1/')
-sed -i "${line}s/.*/def f$n(): return $n/" calc.py
-`)
+	r, root := pytestWorkspace(t, fixOneAgent("calc.py", "# bug", `def f\([0-9]*\)`, "def f$n(): return $n"))
 	wantRunToAllPass(t, r, root)
 }
 
@@ -197,6 +187,19 @@ echo "$ORCHESTRATOR_LOOP" >> notes.log
 	if gitSnapshot(t, root) != before {
 		t.Error("the person's index, HEAD, refs or stash changed")
 	}
+}
+
+// fixOneAgent is a loop that fixes the first line of file marked bug: it
+// takes the function's number n from head (a sed pattern whose group is
+// the number) and puts fixed (which may say $n) in the line's place. It
+// notes the previous loop's verdict in agent.log.
+func fixOneAgent(file, bug, head, fixed string) string {
+	return `echo "previous: $ORCHESTRATOR_PREVIOUS_PROGRESS" >> agent.log
+line=$(grep -n '` + bug + `' ` + file + ` | head -1 | cut -d: -f1)
+[ -z "$line" ] && exit 0
+n=$(sed -n "${line}p" ` + file + ` | sed 's/^` + head + `.*/\1/')
+sed -i "${line}s/.*/` + fixed + `/" ` + file + `
+`
 }
 
 // wantRunToAllPass runs an agent that fixes one failing test per loop: the
