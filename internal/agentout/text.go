@@ -107,7 +107,7 @@ func (r *Reader) hintAgent(ls string) {
 	}
 }
 
-var re429 = regexp.MustCompile(`\b429\b`)
+var re429 = lazyRegexp(`\b429\b`)
 
 // classify reads the error and limit a message states; it reports whether the
 // message stated one.
@@ -137,7 +137,7 @@ func (r *Reader) classify(msg string) bool {
 		r.setLimit(r.until(msg), collapse(msg))
 		return true
 	case has("rate_limit", "ratelimit", "resource_exhausted", "resourceexhausted", "resourcehasbeenexhausted",
-		"quotaexceeded", "exceededyourcurrentquota", "toomanyrequests") || re429.MatchString(ls):
+		"quotaexceeded", "exceededyourcurrentquota", "toomanyrequests") || re429().MatchString(ls):
 		r.setError(ErrRateLimit)
 		r.setLimit(r.until(msg), collapse(msg))
 		return true
@@ -162,12 +162,12 @@ func collapse(s string) string {
 }
 
 var (
-	reEpoch    = regexp.MustCompile(`(?i)limit reached\s*\|\s*(\d{9,11})`)
-	reDateAt   = regexp.MustCompile(`(?i)try again at\s*([a-z]{3})[a-z]*\.?\s*(\d{1,2})(?:st|nd|rd|th)?,?\s*(\d{4}),?\s*(\d{1,2}):(\d{2})\s*([ap]m)`)
-	reDateDe   = regexp.MustCompile(`(?i)try again at\s*(\d{1,2}) de ([a-zç]{3})[a-zç]*\.? de (\d{4}),?\s*(\d{1,2}):(\d{2})`)
-	reResetsAt = regexp.MustCompile(`(?i)resets?\s*(?:at\s*)?(?:([a-z]{3})[a-z]*\.?\s*(\d{1,2})(?:st|nd|rd|th)?,?\s*)?(\d{1,2})(?::(\d{2}))?\s*([ap]m)(?:\s*\(([a-z_]+(?:/[a-z_+-]+)*)\)|\s+(utc|gmt(?:[+-]\d{1,2})?)\b)?`)
-	reClockAt  = regexp.MustCompile(`(?i)try again at\s*(\d{1,2}):(\d{2})\s*([ap]m)?`)
-	reAfter    = regexp.MustCompile(`(?i)(?:try again|retrying|retry|reset)\s*(?:in|after)\s*(\d[\w .,]{0,60})`)
+	reEpoch    = lazyRegexp(`(?i)limit reached\s*\|\s*(\d{9,11})`)
+	reDateAt   = lazyRegexp(`(?i)try again at\s*([a-z]{3})[a-z]*\.?\s*(\d{1,2})(?:st|nd|rd|th)?,?\s*(\d{4}),?\s*(\d{1,2}):(\d{2})\s*([ap]m)`)
+	reDateDe   = lazyRegexp(`(?i)try again at\s*(\d{1,2}) de ([a-zç]{3})[a-zç]*\.? de (\d{4}),?\s*(\d{1,2}):(\d{2})`)
+	reResetsAt = lazyRegexp(`(?i)resets?\s*(?:at\s*)?(?:([a-z]{3})[a-z]*\.?\s*(\d{1,2})(?:st|nd|rd|th)?,?\s*)?(\d{1,2})(?::(\d{2}))?\s*([ap]m)(?:\s*\(([a-z_]+(?:/[a-z_+-]+)*)\)|\s+(utc|gmt(?:[+-]\d{1,2})?)\b)?`)
+	reClockAt  = lazyRegexp(`(?i)try again at\s*(\d{1,2}):(\d{2})\s*([ap]m)?`)
+	reAfter    = lazyRegexp(`(?i)(?:try again|retrying|retry|reset)\s*(?:in|after)\s*(\d[\w .,]{0,60})`)
 )
 
 var months = map[string]time.Month{
@@ -180,7 +180,7 @@ var months = map[string]time.Month{
 // one of its words is present, as most lines that mention a limit state no time.
 type untilPattern struct {
 	words []string
-	re    *regexp.Regexp
+	re    func() *regexp.Regexp
 	read  func(r *Reader, m []string) (time.Time, bool)
 }
 
@@ -244,7 +244,7 @@ func (r *Reader) until(msg string) time.Time {
 		if !present {
 			continue
 		}
-		if m := lastMatch(p.re, s); m != nil {
+		if m := lastMatch(p.re(), s); m != nil {
 			if t, ok := p.read(r, m); ok {
 				return t
 			}
@@ -366,7 +366,7 @@ func parseDelay(s string) (time.Duration, bool) {
 	return total, found
 }
 
-var reAider = regexp.MustCompile(`^>?\s*Tokens: ([\d.,]+k?) sent(?:, ([\d.,]+k?) cache write)?(?:, ([\d.,]+k?) cache (?:hit|read))?, ([\d.,]+k?) received\.(?:\s*Cost: \$([\d.]+) message(?:, \$([\d.]+) session)?)?`)
+var reAider = lazyRegexp(`^>?\s*Tokens: ([\d.,]+k?) sent(?:, ([\d.,]+k?) cache write)?(?:, ([\d.,]+k?) cache (?:hit|read))?, ([\d.,]+k?) received\.(?:\s*Cost: \$([\d.]+) message(?:, \$([\d.]+) session)?)?`)
 
 // readAiderUsage reads Aider's per-message report: tokens are summed over the
 // messages; the session cost, when printed, is the cost.
@@ -374,7 +374,7 @@ func (r *Reader) readAiderUsage(line []byte) bool {
 	if !bytes.Contains(line, []byte("Tokens: ")) || !bytes.Contains(line, []byte(" received")) {
 		return false
 	}
-	m := reAider.FindSubmatch(line)
+	m := reAider().FindSubmatch(line)
 	if m == nil {
 		return false
 	}
