@@ -6,9 +6,11 @@ import (
 	"testing"
 
 	"github.com/yuin/goldmark/ast"
+	"github.com/yuin/goldmark/extension"
 	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
 )
 
 func tableString(t *table, src []byte) string {
@@ -42,7 +44,7 @@ func checkFastTable(t *testing.T, src []byte) {
 		if tableString(ft, src) != tableString(fresh, src) {
 			t.Fatalf("fast path with a reused buffer and without differ on %q:\n%s\n%s", src[p.start:p.end], tableString(ft, src), tableString(fresh, src))
 		}
-		gt := s.goldmarkTable(newBlockParser(), p)
+		gt := s.goldmarkTable(referenceTableParser(), p)
 		if got, want := tableString(ft, src), tableString(gt, src); got != want {
 			t.Fatalf("fast path and goldmark differ on %q\nfast:\n%s\ngoldmark:\n%s", src[p.start:p.end], got, want)
 		}
@@ -91,6 +93,16 @@ func FuzzFastTable(f *testing.F) {
 
 func TestFastTableAfterBOM(t *testing.T) {
 	checkFastTable(t, []byte("\ufeff| a | b |\n|---|---|\n| c | d |\n"))
+}
+
+// referenceTableParser is goldmark with its own table extension, which
+// both the fast path and the parser's tableTransformer are held to.
+func referenceTableParser() parser.Parser {
+	return parser.NewParser(
+		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
+		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
+		parser.WithParagraphTransformers(util.Prioritized(extension.NewTableParagraphTransformer(), 200)),
+	)
 }
 
 // goldmarkTable parses the paragraph p with goldmark's table extension:

@@ -4,7 +4,6 @@ import (
 	"bytes"
 
 	"github.com/yuin/goldmark/ast"
-	"github.com/yuin/goldmark/extension"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
 	"github.com/yuin/goldmark/util"
@@ -229,13 +228,14 @@ func (s *scan) surelyOutside(a int) int {
 }
 
 // newBlockParser returns a goldmark parser with the block parsers and
-// paragraph transformers (link reference definitions, GFM tables) of
-// goldmark with the table extension, and no inline parsers: the scanner
+// paragraph transformers (link reference definitions, GFM tables, see
+// tableTransformer) of goldmark with the table extension, and no inline
+// parsers: the scanner
 // needs only the block structure and source spans.
 func newBlockParser() parser.Parser {
 	return parser.NewParser(
 		parser.WithBlockParsers(parser.DefaultBlockParsers()...),
 		parser.WithParagraphTransformers(parser.DefaultParagraphTransformers()...),
-		parser.WithParagraphTransformers(util.Prioritized(extension.NewTableParagraphTransformer(), 200)),
+		parser.WithParagraphTransformers(util.Prioritized(tableTransformer{}, 200)),
 	)
 }

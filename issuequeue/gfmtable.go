@@ -1,0 +1,184 @@
+package issuequeue
+
+import (
+	"bytes"
+
+	gast "github.com/yuin/goldmark/ast"
+	extast "github.com/yuin/goldmark/extension/ast"
+	"github.com/yuin/goldmark/parser"
+	"github.com/yuin/goldmark/text"
+	"github.com/yuin/goldmark/util"
+)
+
+// tableTransformer turns a paragraph into a GFM table exactly where
+// goldmark's table extension does, building the same table, row and cell
+// nodes at the same positions. It is the extension's paragraph transformer
+// (goldmark, MIT licence, Copyright (c) 2019 Yusuke Inuzuka) without what
+// this package never uses: the bookkeeping of escaped pipes in code spans,
+// which only the renderer needs, and the extension's other features. The
+// extension package compiles a dozen regular expressions (its autolinker's
+// among them) when the program starts, milliseconds that every command
+// paid; here the delimiter row is read byte by byte instead.
+//
+// The scanner's tests hold this to goldmark with the real extension.
+type tableTransformer struct{}
+
+func (tableTransformer) Transform(node *gast.Paragraph, reader text.Reader, pc parser.Context) {
+	ppos := node.Pos()
+	lines := node.Lines()
+	if lines.Len() < 2 {
+		return
+	}
+	for i := 1; i < lines.Len(); i++ {
+		delim := lines.At(i)
+		alignments := tableDelimiter(delim.Value(reader.Source()))
+		if alignments == nil {
+			continue
+		}
+		header := tableRow(lines.At(i-1), alignments, true, reader)
+		if header == nil || len(alignments) != header.ChildCount() {
+			return
+		}
+		table := extast.NewTable()
+		table.Alignments = alignments
+		table.SetPos(ppos)
+		table.AppendChild(table, extast.NewTableHeader(header))
+		for j := i + 1; j < lines.Len(); j++ {
+			table.AppendChild(table, tableRow(lines.At(j), alignments, false, reader))
+		}
+		node.Lines().SetSliced(0, i-1)
+		node.Parent().InsertAfter(node.Parent(), node, table)
+		if node.Lines().Len() == 0 {
+			node.Parent().RemoveChild(node.Parent(), node)
+		} else {
+			last := node.Lines().At(i - 2)
+			last.Stop = last.Stop - 1 // trim the last newline
+			node.Lines().Set(i-2, last)
+		}
+	}
+}
+
+// tableRow reads one row's cells: split at pipes not preceded by a
+// backslash, an outer pipe on either side dropped. A body row's cells
+// beyond the delimiter row's count are dropped; a narrower row is padded
+// with empty cells.
+func tableRow(segment text.Segment, alignments []extast.Alignment, isHeader bool, reader text.Reader) *extast.TableRow {
+	npos := segment
+	source := reader.Source()
+	segment = segment.TrimLeftSpace(source)
+	segment = segment.TrimRightSpace(source)
+	line := segment.Value(source)
+	pos := 0
+	limit := len(line)
+	row := extast.NewTableRow(alignments)
+	row.SetPos(npos.Start)
+	if len(line) > 0 && line[pos] == '|' {
+		pos++
+	}
+	if len(line) > 0 && line[limit-1] == '|' {
+		limit--
+	}
+	i := 0
+	for ; pos < limit; i++ {
+		alignment := extast.AlignNone
+		if i >= len(alignments) {
+			if !isHeader {
+				return row
+			}
+		} else {
+			alignment = alignments[i]
+		}
+		node := extast.NewTableCell()
+		node.SetPos(npos.Start + pos - npos.Padding)
+		node.Alignment = alignment
+		closure := pos
+		for ; closure < limit; closure++ {
+			if line[closure] == '|' && (closure == 0 || line[closure-1] != '\\') {
+				break
+			}
+		}
+		seg := text.NewSegment(segment.Start+pos, segment.Start+closure)
+		seg = seg.TrimLeftSpace(source)
+		seg = seg.TrimRightSpace(source)
+		node.Lines().Append(seg)
+		row.AppendChild(row, node)
+		pos = closure + 1
+	}
+	for ; i < len(alignments); i++ {
+		row.AppendChild(row, extast.NewTableCell())
+	}
+	return row
+}
+
+// tableDelimiter reads a delimiter row (|:--|--:|:-:|---|) into the
+// columns' alignments; nil if line is not one.
+func tableDelimiter(line []byte) []extast.Alignment {
+	if !isTableDelimiter(line) {
+		return nil
+	}
+	cols := bytes.Split(line, []byte{'|'})
+	if util.IsBlank(cols[0]) {
+		cols = cols[1:]
+	}
+	if len(cols) > 0 && util.IsBlank(cols[len(cols)-1]) {
+		cols = cols[:len(cols)-1]
+	}
+	var alignments []extast.Alignment
+	for _, col := range cols {
+		a, ok := delimiterAlignment(col)
+		if !ok {
+			return nil
+		}
+		alignments = append(alignments, a)
+	}
+	return alignments
+}
+
+// isTableDelimiter reports whether line, indented at most three columns,
+// has only spaces, dashes, pipes and colons, and not only dashes.
+func isTableDelimiter(line []byte) bool {
+	if w, _ := util.IndentWidth(line, 0); w > 3 {
+		return false
+	}
+	allDashes := true
+	for _, b := range line {
+		if b != '-' {
+			allDashes = false
+		}
+		if !(util.IsSpace(b) || b == '-' || b == '|' || b == ':') {
+			return false
+		}
+	}
+	return !allDashes
+}
+
+// delimiterAlignment reads one cell of a delimiter row: space, an optional
+// colon, one or more dashes, an optional colon, space.
+func delimiterAlignment(col []byte) (extast.Alignment, bool) {
+	for len(col) > 0 && util.IsSpace(col[0]) {
+		col = col[1:]
+	}
+	for len(col) > 0 && util.IsSpace(col[len(col)-1]) {
+		col = col[:len(col)-1]
+	}
+	left := len(col) > 0 && col[0] == ':'
+	if left {
+		col = col[1:]
+	}
+	right := len(col) > 0 && col[len(col)-1] == ':'
+	if right {
+		col = col[:len(col)-1]
+	}
+	if len(col) == 0 || len(bytes.Trim(col, "-")) > 0 {
+		return extast.AlignNone, false
+	}
+	switch {
+	case left && right:
+		return extast.AlignCenter, true
+	case left:
+		return extast.AlignLeft, true
+	case right:
+		return extast.AlignRight, true
+	}
+	return extast.AlignNone, true
+}
