@@ -15,6 +15,11 @@ import (
 // here, pure functions of Inputs, and every stop they or the runner end with
 // is built in governor_stops.go, from the facts the runner and the commands
 // report. The runner and the commands only carry decisions out.
+//
+// The file is longer than the others on purpose: it is every rule, in the
+// order a loop meets them, so that a person asking why a run stopped reads
+// one file. Splitting it by rule would scatter what the rules share (the
+// order they run in, which wins when two apply).
 
 // Code is a stable reason code: every stop, skipped loop and halted issue
 // has one. Codes never change meaning between versions.
