@@ -1,7 +1,5 @@
 //go:build unix
 
-// Package browsertest runs a headless Chromium for the tests that check a
-// page as a person would see it.
 package browsertest
 
 import (
