@@ -22,7 +22,6 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{ExitCode: -1}, err
 	}
-	grace, drain := s.periods()
 	st, err := startCommand(s)
 	if err != nil {
 		return Result{ExitCode: -1}, err
@@ -45,7 +44,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if groupAlive(pgid) {
 		unix.Kill(-pgid, unix.SIGTERM)
 		unix.Kill(-pgid, unix.SIGCONT)
-		deadline := time.Now().Add(grace)
+		deadline := time.Now().Add(st.grace)
 		for groupAlive(pgid) && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -61,7 +60,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		}
 	}
 	<-exited
-	return st.finish(res, errs, werr, drain)
+	return st.finish(res, errs, werr)
 }
 
 // groupAlive reports whether process group pgid still has a process.

@@ -33,7 +33,6 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err := enableSubreaper(); err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("becoming a child subreaper: %w", err)
 	}
-	grace, drain := s.periods()
 	st, err := startCommand(s)
 	if err != nil {
 		return Result{ExitCode: -1}, err
@@ -58,11 +57,11 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	var errs []error
 	var deadline time.Time
 	if res.TimedOut || res.Canceled {
-		deadline = time.Now().Add(grace)
+		deadline = time.Now().Add(st.grace)
 		procs, err := g.scan()
 		errs = append(errs, err)
 		g.terminate(procs)
-		t := time.NewTimer(grace)
+		t := time.NewTimer(st.grace)
 		select {
 		case <-exited:
 		case <-t.C:
@@ -71,10 +70,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		}
 		t.Stop()
 	}
-	errs = append(errs, g.settle(deadline, grace), g.kill())
+	errs = append(errs, g.settle(deadline, st.grace), g.kill())
 
 	werr := cmd.Wait()
-	return st.finish(res, errs, werr, drain)
+	return st.finish(res, errs, werr)
 }
 
 // Sweep kills with SIGKILL, and reaps, every process left by a finished Run

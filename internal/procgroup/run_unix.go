@@ -136,6 +136,8 @@ func (c *collector) write(p []byte) {
 type started struct {
 	cmd      *exec.Cmd
 	token    string // the marker in its environment, released by the caller
+	grace    time.Duration
+	drain    time.Duration
 	pr       *os.File
 	c        *collector
 	log      *logFile
@@ -209,7 +211,8 @@ func startWith(s Spec, token string) (*started, error) {
 		c.copyFrom(pr)
 		close(readDone)
 	}()
-	return &started{cmd: cmd, token: token, pr: pr, c: c, log: log, readDone: readDone, start: start}, nil
+	grace, drain := s.periods()
+	return &started{cmd: cmd, token: token, grace: grace, drain: drain, pr: pr, c: c, log: log, readDone: readDone, start: start}, nil
 }
 
 // periods returns s's grace and drain periods, the defaults where unset.
@@ -251,9 +254,9 @@ func waitExit(ctx context.Context, timeout time.Duration, exited <-chan struct{}
 }
 
 // finish completes res with how the command ended (werr is what waiting for
-// it returned) and with the rest of the output, read for at most drain once
-// the processes are gone, and with what went wrong.
-func (st *started) finish(res Result, errs []error, werr error, drain time.Duration) (Result, error) {
+// it returned) and with the rest of the output, read for at most the drain
+// period once the processes are gone, and with what went wrong.
+func (st *started) finish(res Result, errs []error, werr error) (Result, error) {
 	var exitErr *exec.ExitError
 	if werr != nil && !errors.As(werr, &exitErr) {
 		errs = append(errs, fmt.Errorf("waiting for command: %w", werr))
@@ -261,7 +264,7 @@ func (st *started) finish(res Result, errs []error, werr error, drain time.Durat
 	res.ExitCode, res.Signal = exitStatus(st.cmd.ProcessState)
 
 	pr, c, log, readDone, start := st.pr, st.c, st.log, st.readDone, st.start
-	t := time.NewTimer(drain)
+	t := time.NewTimer(st.drain)
 	select {
 	case <-readDone:
 	case <-t.C:
