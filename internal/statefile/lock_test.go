@@ -76,11 +76,7 @@ func TestLocksExcludeWithinOneProcess(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".lock")); err != nil {
 		t.Errorf("the lock file must stay: %v", err)
 	}
-	again, err := TryRunLock(dir, Owner{})
-	if err != nil {
-		t.Fatalf("run lock after Unlock: %v", err)
-	}
-	again.Unlock()
+	assertRunLockFree(t, dir, "after Unlock")
 }
 
 func TestLockFileMode(t *testing.T) {
@@ -247,11 +243,7 @@ func TestRunLockAcrossProcesses(t *testing.T) {
 	if _, held, err := RunHolder(dir); err != nil || held {
 		t.Fatalf("after SIGKILL: RunHolder held %v, err %v; want free", held, err)
 	}
-	l, err := TryRunLock(dir, Owner{})
-	if err != nil {
-		t.Fatalf("TryRunLock after the holder was killed: %v", err)
-	}
-	l.Unlock()
+	assertRunLockFree(t, dir, "after the holder was killed")
 }
 
 // A process the run starts (the loop command) must not inherit the lock:
@@ -270,11 +262,7 @@ func TestRunLockNotInheritedByChildren(t *testing.T) {
 	}
 	holder.kill()
 	// The grandchild is alive, blocked reading from w, until w is closed.
-	l, err := TryRunLock(dir, Owner{})
-	if err != nil {
-		t.Fatalf("TryRunLock with the killed holder's child alive: %v", err)
-	}
-	l.Unlock()
+	assertRunLockFree(t, dir, "with the killed holder's child alive")
 }
 
 func TestLockWriteWaitsThenNamesHolder(t *testing.T) {
@@ -406,4 +394,15 @@ func TestRunLockSurvivesDeletingTheLockFile(t *testing.T) {
 		}
 		l3.Unlock()
 	}
+}
+
+// assertRunLockFree checks that the run lock of dir can be taken now (when
+// says at what moment), and releases it.
+func assertRunLockFree(t *testing.T, dir, when string) {
+	t.Helper()
+	l, err := TryRunLock(dir, Owner{})
+	if err != nil {
+		t.Fatalf("TryRunLock %s: %v", when, err)
+	}
+	l.Unlock()
 }
