@@ -206,9 +206,7 @@ func FuzzOwnerLine(f *testing.F) {
 func TestRunLockAcrossProcesses(t *testing.T) {
 	dir := t.TempDir()
 	holder := startChild(t, "hold-run", []string{"STATEFILE_DIR=" + dir})
-	if got := holder.readLine(t); got != "locked" {
-		t.Fatalf("holder said %q", got)
-	}
+	holder.waitLocked(t)
 	pid := holder.cmd.Process.Pid
 
 	second := startChild(t, "try-run", []string{"STATEFILE_DIR=" + dir})
@@ -257,9 +255,7 @@ func TestRunLockNotInheritedByChildren(t *testing.T) {
 	defer w.Close() // ends the grandchild
 	holder := startChild(t, "hold-run", []string{"STATEFILE_DIR=" + dir, "STATEFILE_GRANDCHILD=1"}, r)
 	r.Close()
-	if got := holder.readLine(t); got != "locked" {
-		t.Fatalf("holder said %q", got)
-	}
+	holder.waitLocked(t)
 	holder.kill()
 	// The grandchild is alive, blocked reading from w, until w is closed.
 	assertRunLockFree(t, dir, "with the killed holder's child alive")
@@ -268,9 +264,7 @@ func TestRunLockNotInheritedByChildren(t *testing.T) {
 func TestLockWriteWaitsThenNamesHolder(t *testing.T) {
 	dir := t.TempDir()
 	holder := startChild(t, "hold-write", []string{"STATEFILE_DIR=" + dir})
-	if got := holder.readLine(t); got != "locked" {
-		t.Fatalf("holder said %q", got)
-	}
+	holder.waitLocked(t)
 	pid := holder.cmd.Process.Pid
 
 	_, err := LockWrite(context.Background(), dir, 200*time.Millisecond, Owner{Command: "skip"})
