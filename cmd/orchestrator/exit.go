@@ -104,8 +104,8 @@ func hintFor[E error](hint string) func(error) ([]string, bool) {
 	return hintFrom(func(E) string { return hint })
 }
 
-// hintFrom matches an error of type E, whose hint hint says (none if
-// empty).
+// hintFrom matches an error of type E; hint makes its hint from it (none
+// if empty).
 func hintFrom[E error](hint func(E) string) func(error) ([]string, bool) {
 	return func(err error) ([]string, bool) {
 		var e E

@@ -135,8 +135,8 @@ func (c *collector) write(p []byte) {
 // its merged output read into a collector.
 type started struct {
 	cmd      *exec.Cmd
-	token    string // the marker in its environment, released by the caller
-	grace    time.Duration
+	token    string        // the marker in its environment, released by the caller
+	grace    time.Duration // the Spec's periods, defaults filled in
 	drain    time.Duration
 	pr       *os.File
 	c        *collector
