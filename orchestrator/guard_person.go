@@ -274,45 +274,21 @@ func (r *Runner) listen() func() {
 // watch notes the stop files as they appear: a pause or sentinel created
 // during a loop is kept even if the loop deletes it before it ends.
 func (w *personWindow) watch(o *Orchestrator) func() {
-	fw, err := fsnotify.NewWatcher()
-	if err != nil {
-		return func() {}
-	}
-	if err := fw.Add(o.Dir); err != nil {
-		fw.Close()
-		return func() {}
-	}
 	p := o.paths()
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case ev, ok := <-fw.Events:
-				if !ok {
-					return
-				}
-				if (ev.Name != p.Pause() && ev.Name != p.Sentinel()) || !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Write) {
-					continue
-				}
-				b := readMaybe(ev.Name)
-				w.mu.Lock()
-				if b != nil || w.seen[ev.Name] == nil {
-					if b == nil {
-						b = new([]byte) // gone already: a pause until resumed
-					}
-					w.seen[ev.Name] = b
-				}
-				w.mu.Unlock()
-			case _, ok := <-fw.Errors:
-				if !ok {
-					return
-				}
-			case <-done:
-				return
-			}
+	return watchDir(o.Dir, func(ev fsnotify.Event) {
+		if (ev.Name != p.Pause() && ev.Name != p.Sentinel()) || !ev.Has(fsnotify.Create) && !ev.Has(fsnotify.Write) {
+			return
 		}
-	}()
-	return func() { close(done); fw.Close() }
+		b := readMaybe(ev.Name)
+		w.mu.Lock()
+		if b != nil || w.seen[ev.Name] == nil {
+			if b == nil {
+				b = new([]byte) // gone already: a pause until resumed
+			}
+			w.seen[ev.Name] = b
+		}
+		w.mu.Unlock()
+	})
 }
 
 // settleWait bounds how long the guard waits for a person's change it was

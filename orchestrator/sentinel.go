@@ -20,36 +20,12 @@ func (r *Runner) sentinelPresent() bool {
 // loop starts). Without fsnotify (NFS) the
 // stat before every loop still catches it.
 func (r *Runner) watchSentinel() func() {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return func() {}
-	}
-	if err := w.Add(r.O.Dir); err != nil {
-		w.Close()
-		return func() {}
-	}
-	done := make(chan struct{})
-	go func() {
-		for {
-			select {
-			case ev, ok := <-w.Events:
-				if !ok {
-					return
-				}
-				if filepath.Base(ev.Name) == issuequeue.SentinelFile && ev.Has(fsnotify.Create) {
-					r.sentinel.Store(true)
-					r.progress("no_auto_retry appeared: the running loop finishes, no further loop starts")
-				}
-			case _, ok := <-w.Errors:
-				if !ok {
-					return
-				}
-			case <-done:
-				return
-			}
+	return watchDir(r.O.Dir, func(ev fsnotify.Event) {
+		if filepath.Base(ev.Name) == issuequeue.SentinelFile && ev.Has(fsnotify.Create) {
+			r.sentinel.Store(true)
+			r.progress("no_auto_retry appeared: the running loop finishes, no further loop starts")
 		}
-	}()
-	return func() { close(done); w.Close() }
+	})
 }
 
 var (

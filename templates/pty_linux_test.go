@@ -2,32 +2,14 @@ package templates
 
 import (
 	"os"
-	"strconv"
 	"testing"
 
-	"golang.org/x/sys/unix"
+	"github.com/autoretry/orchestrator/internal/ptytest"
 )
 
 // openTerminal returns the terminal side of a new pseudo-terminal.
 func openTerminal(t *testing.T) *os.File {
 	t.Helper()
-	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
-	}
-	t.Cleanup(func() { ptm.Close() })
-	fd := int(ptm.Fd())
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		t.Skipf("unlocking pseudo-terminal: %v", err)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	if err != nil {
-		t.Skipf("pseudo-terminal number: %v", err)
-	}
-	pts, err := os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("opening pseudo-terminal: %v", err)
-	}
-	t.Cleanup(func() { pts.Close() })
+	_, pts := ptytest.Open(t)
 	return pts
 }

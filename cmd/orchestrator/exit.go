@@ -71,45 +71,50 @@ func classify(err error) (int, []string) {
 		}
 		return exitBusy, []string{"try again when it has finished"}
 	}
-	var ue *statefile.UnsafeFileError
-	if errors.As(err, &ue) {
-		return exitUsage, nil
-	}
-	var ve *issuequeue.ValidationError
-	if errors.As(err, &ve) {
-		return exitUsage, []string{"fix the lines above by hand (orchestrator lint lists every problem); nothing was changed"}
-	}
-	var qe *issuequeue.QuarantinedError
-	if errors.As(err, &qe) {
-		return exitUsage, []string{"fix " + qe.Key + " by hand as the lines above say ('orchestrator lint' lists every problem); the other issues are not affected"}
-	}
-	var nd *issuequeue.NoStateDirError
-	if errors.As(err, &nd) {
-		return exitUsage, []string{"run 'orchestrator init' to create it, or pass --dir DIR"}
-	}
-	var cfe *issuequeue.ConflictError
-	if errors.As(err, &cfe) {
-		return exitUsage, []string{"someone edited the file at the same moment; run the command again"}
-	}
-	var nf *issuequeue.NotFoundError
-	if errors.As(err, &nf) {
-		return exitUsage, []string{"'orchestrator status' lists the issues"}
-	}
-	var ce *config.Error
-	if errors.As(err, &ce) {
-		return exitUsage, []string{"fix the configuration; the config.toml that 'orchestrator init' writes explains every key"}
-	}
-	var lc *orchestrator.LoopCommandError
-	if errors.As(err, &lc) {
-		return exitUsage, []string{"set [loop] command in config.toml to the script that runs one loop (run in the directory that holds the state directory)"}
-	}
-	var vc *orchestrator.VerifyCommandError
-	if errors.As(err, &vc) {
-		return exitUsage, []string{"fix [verify." + vc.Check + "] command in config.toml (the program must exist and be executable in the directory that holds the state directory)"}
-	}
-	var te *templates.OverrideError
-	if errors.As(err, &te) {
-		return exitUsage, []string{"fix or remove the override; 'orchestrator help' lists the embedded templates"}
+	for _, hint := range usageHints {
+		if hints, ok := hint(err); ok {
+			return exitUsage, hints
+		}
 	}
 	return exitUsage, nil
+}
+
+// usageHints are the errors of bad input, in the order they are tried, each
+// with what a person can do about it: the exit code is exitUsage.
+var usageHints = []func(error) ([]string, bool){
+	hintFor[*statefile.UnsafeFileError](""),
+	hintFor[*issuequeue.ValidationError]("fix the lines above by hand (orchestrator lint lists every problem); nothing was changed"),
+	hintFrom(func(qe *issuequeue.QuarantinedError) string {
+		return "fix " + qe.Key + " by hand as the lines above say ('orchestrator lint' lists every problem); the other issues are not affected"
+	}),
+	hintFor[*issuequeue.NoStateDirError]("run 'orchestrator init' to create it, or pass --dir DIR"),
+	hintFor[*issuequeue.ConflictError]("someone edited the file at the same moment; run the command again"),
+	hintFor[*issuequeue.NotFoundError]("'orchestrator status' lists the issues"),
+	hintFor[*config.Error]("fix the configuration; the config.toml that 'orchestrator init' writes explains every key"),
+	hintFor[*orchestrator.LoopCommandError]("set [loop] command in config.toml to the script that runs one loop (run in the directory that holds the state directory)"),
+	hintFrom(func(vc *orchestrator.VerifyCommandError) string {
+		return "fix [verify." + vc.Check + "] command in config.toml (the program must exist and be executable in the directory that holds the state directory)"
+	}),
+	hintFor[*templates.OverrideError]("fix or remove the override; 'orchestrator help' lists the embedded templates"),
+}
+
+// hintFor matches an error of type E, whose hint is always hint (none if
+// empty).
+func hintFor[E error](hint string) func(error) ([]string, bool) {
+	return hintFrom(func(E) string { return hint })
+}
+
+// hintFrom matches an error of type E; hint makes its hint from it (none
+// if empty).
+func hintFrom[E error](hint func(E) string) func(error) ([]string, bool) {
+	return func(err error) ([]string, bool) {
+		var e E
+		if !errors.As(err, &e) {
+			return nil, false
+		}
+		if h := hint(e); h != "" {
+			return []string{h}, true
+		}
+		return nil, true
+	}
 }

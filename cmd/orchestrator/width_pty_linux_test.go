@@ -6,16 +6,16 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/autoretry/orchestrator/internal/ptytest"
 )
 
 // TestProcessStatusAndExplainFitAnEightyColumnTerminal proves: in a real
@@ -69,7 +69,7 @@ func TestProcessStatusAndExplainFitAnEightyColumnTerminal(t *testing.T) {
 // terminal's carriage returns taken out.
 func runOnTerminal(t *testing.T, c *cli, cols, rows int, args ...string) string {
 	t.Helper()
-	ptm, pts := openPTY(t)
+	ptm, pts := ptytest.Open(t)
 	if err := unix.IoctlSetWinsize(int(ptm.Fd()), unix.TIOCSWINSZ, &unix.Winsize{Col: uint16(cols), Row: uint16(rows)}); err != nil {
 		t.Skipf("sizing the pseudo-terminal: %v", err)
 	}
@@ -92,27 +92,4 @@ func runOnTerminal(t *testing.T, c *cli, cols, rows int, args ...string) string 
 	}
 	<-done
 	return strings.ReplaceAll(out.String(), "\r", "")
-}
-
-// openPTY returns both sides of a new pseudo-terminal.
-func openPTY(t *testing.T) (ptm, pts *os.File) {
-	t.Helper()
-	ptm, err := os.OpenFile("/dev/ptmx", os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
-	}
-	t.Cleanup(func() { ptm.Close() })
-	fd := int(ptm.Fd())
-	if err := unix.IoctlSetPointerInt(fd, unix.TIOCSPTLCK, 0); err != nil {
-		t.Skipf("unlocking pseudo-terminal: %v", err)
-	}
-	n, err := unix.IoctlGetInt(fd, unix.TIOCGPTN)
-	if err != nil {
-		t.Skipf("pseudo-terminal number: %v", err)
-	}
-	pts, err = os.OpenFile("/dev/pts/"+strconv.Itoa(n), os.O_RDWR|unix.O_NOCTTY, 0)
-	if err != nil {
-		t.Skipf("opening pseudo-terminal: %v", err)
-	}
-	return ptm, pts
 }

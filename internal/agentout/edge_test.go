@@ -220,12 +220,7 @@ func TestOverlongResultLine(t *testing.T) {
 
 func BenchmarkReaderText(b *testing.B) {
 	data := bytes.Repeat([]byte("ok   github.com/x/y  0.412s\n--- FAIL: TestX (0.03s)\nrate limit mentioned in passing\n"), 1<<12)
-	b.SetBytes(int64(len(data)))
-	for i := 0; i < b.N; i++ {
-		r := NewReader(KindAuto, time.Time{}, nil)
-		r.Write(data)
-		r.Report()
-	}
+	benchmarkReader(b, data)
 }
 
 func FuzzReader(f *testing.F) {
@@ -255,17 +250,17 @@ func FuzzReader(f *testing.F) {
 
 func BenchmarkReaderPlainLog(b *testing.B) {
 	data := bytes.Repeat([]byte("ok   github.com/x/y  0.412s\n--- FAIL: TestX (0.03s)\n    x_test.go:12: got 3, want 4\n"), 1<<12)
-	b.SetBytes(int64(len(data)))
-	for i := 0; i < b.N; i++ {
-		r := NewReader(KindAuto, time.Time{}, nil)
-		r.Write(data)
-		r.Report()
-	}
+	benchmarkReader(b, data)
 }
 
 func BenchmarkReaderStreamJSON(b *testing.B) {
 	line := []byte(`{"type":"assistant","message":{"id":"msg_1","model":"claude-sonnet-4-5","content":[{"type":"text","text":"` + strings.Repeat("word ", 100) + `"}],"usage":{"input_tokens":10,"output_tokens":20}}}` + "\n")
 	data := bytes.Repeat(line, 1<<10)
+	benchmarkReader(b, data)
+}
+
+// benchmarkReader measures reading data whole, kind detected, into a report.
+func benchmarkReader(b *testing.B, data []byte) {
 	b.SetBytes(int64(len(data)))
 	for i := 0; i < b.N; i++ {
 		r := NewReader(KindAuto, time.Time{}, nil)

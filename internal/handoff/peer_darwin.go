@@ -10,18 +10,12 @@ import (
 
 // peerPID is the process id the kernel recorded for the connecting peer.
 func peerPID(c *net.UnixConn) (int, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
 	var pid int
-	var perr error
-	if err := raw.Control(func(fd uintptr) {
-		pid, perr = unix.GetsockoptInt(int(fd), unix.SOL_LOCAL, unix.LOCAL_PEERPID)
-	}); err != nil {
-		return 0, err
-	}
-	return pid, perr
+	err := sockopt(c, func(fd int) (err error) {
+		pid, err = unix.GetsockoptInt(fd, unix.SOL_LOCAL, unix.LOCAL_PEERPID)
+		return err
+	})
+	return pid, err
 }
 
 // descends walks pid's parents up to run. macOS has no child subreaper: a
@@ -43,9 +37,4 @@ func descends(run, pid int) (bool, error) {
 		pid = ppid
 	}
 	return false, nil
-}
-
-func alive(pid int) bool {
-	err := unix.Kill(pid, 0)
-	return err == nil || err == unix.EPERM
 }

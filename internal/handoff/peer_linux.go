@@ -12,19 +12,12 @@ import (
 
 // peerPID is the process id the kernel recorded for the connecting peer.
 func peerPID(c *net.UnixConn) (int, error) {
-	raw, err := c.SyscallConn()
-	if err != nil {
-		return 0, err
-	}
 	var cred *unix.Ucred
-	var cerr error
-	if err := raw.Control(func(fd uintptr) {
-		cred, cerr = unix.GetsockoptUcred(int(fd), unix.SOL_SOCKET, unix.SO_PEERCRED)
+	if err := sockopt(c, func(fd int) (err error) {
+		cred, err = unix.GetsockoptUcred(fd, unix.SOL_SOCKET, unix.SO_PEERCRED)
+		return err
 	}); err != nil {
 		return 0, err
-	}
-	if cerr != nil {
-		return 0, cerr
 	}
 	return int(cred.Pid), nil
 }
@@ -32,8 +25,3 @@ func peerPID(c *net.UnixConn) (int, error) {
 // descends says whether pid descends from run. The run is its loops' child
 // subreaper, so a loop's orphans stay its descendants.
 func descends(run, pid int) (bool, error) { return procgroup.IsAncestor(run, pid), nil }
-
-func alive(pid int) bool {
-	err := unix.Kill(pid, 0)
-	return err == nil || err == unix.EPERM
-}

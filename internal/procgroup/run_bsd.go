@@ -4,9 +4,7 @@ package procgroup
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os/exec"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -24,13 +22,11 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{ExitCode: -1}, err
 	}
-	grace, drain := s.periods()
-	token := newToken()
-	defer releaseToken(token)
-	st, err := startCommand(s, token)
+	st, err := startCommand(s)
 	if err != nil {
 		return Result{ExitCode: -1}, err
 	}
+	defer releaseToken(st.token)
 	cmd := st.cmd
 	pgid := cmd.Process.Pid
 
@@ -48,7 +44,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if groupAlive(pgid) {
 		unix.Kill(-pgid, unix.SIGTERM)
 		unix.Kill(-pgid, unix.SIGCONT)
-		deadline := time.Now().Add(grace)
+		deadline := time.Now().Add(st.grace)
 		for groupAlive(pgid) && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -64,13 +60,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		}
 	}
 	<-exited
-	var exitErr *exec.ExitError
-	if werr != nil && !errors.As(werr, &exitErr) {
-		errs = append(errs, fmt.Errorf("waiting for command: %w", werr))
-	}
-	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
-
-	return st.finish(res, errs, drain)
+	return st.finish(res, errs, werr)
 }
 
 // groupAlive reports whether process group pgid still has a process.

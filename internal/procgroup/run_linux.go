@@ -2,10 +2,8 @@ package procgroup
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -35,13 +33,11 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err := enableSubreaper(); err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("becoming a child subreaper: %w", err)
 	}
-	grace, drain := s.periods()
-	token := newToken()
-	defer releaseToken(token)
-	st, err := startCommand(s, token)
+	st, err := startCommand(s)
 	if err != nil {
 		return Result{ExitCode: -1}, err
 	}
+	defer releaseToken(st.token)
 	cmd := st.cmd
 	// The leader is reaped only at the very end: until then its pid, which
 	// is also the group's id, cannot be reused, so signalling the group
@@ -55,17 +51,17 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	leaders.add(cmd.Process.Pid)
 	defer leaders.remove(cmd.Process.Pid)
 	g := newGroup(cmd.Process.Pid, func(markers []string) bool {
-		return slices.Contains(markers, token)
+		return slices.Contains(markers, st.token)
 	})
 	res := waitExit(ctx, s.Timeout, exited)
 	var errs []error
 	var deadline time.Time
 	if res.TimedOut || res.Canceled {
-		deadline = time.Now().Add(grace)
+		deadline = time.Now().Add(st.grace)
 		procs, err := g.scan()
 		errs = append(errs, err)
 		g.terminate(procs)
-		t := time.NewTimer(grace)
+		t := time.NewTimer(st.grace)
 		select {
 		case <-exited:
 		case <-t.C:
@@ -74,16 +70,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		}
 		t.Stop()
 	}
-	errs = append(errs, g.settle(deadline, grace), g.kill())
+	errs = append(errs, g.settle(deadline, st.grace), g.kill())
 
 	werr := cmd.Wait()
-	var exitErr *exec.ExitError
-	if werr != nil && !errors.As(werr, &exitErr) {
-		errs = append(errs, fmt.Errorf("waiting for command: %w", werr))
-	}
-	res.ExitCode, res.Signal = exitStatus(cmd.ProcessState)
-
-	return st.finish(res, errs, drain)
+	return st.finish(res, errs, werr)
 }
 
 // Sweep kills with SIGKILL, and reaps, every process left by a finished Run

@@ -58,21 +58,31 @@ func taggedEnv(t *testing.T) (env []string, tag string) {
 // tagged lists the live processes whose environment holds tag.
 func tagged(t *testing.T, tag string) []int {
 	t.Helper()
-	names, err := filepath.Glob("/proc/[0-9]*/environ")
+	return procs(t, func(pid int) bool {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", pid))
+		if err != nil {
+			return false
+		}
+		for _, kv := range bytes.Split(b, []byte{0}) {
+			if string(kv) == tag {
+				return true
+			}
+		}
+		return false
+	})
+}
+
+// procs lists the processes in /proc for which keep is true.
+func procs(t *testing.T, keep func(pid int) bool) []int {
+	t.Helper()
+	names, err := filepath.Glob("/proc/[0-9]*")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var pids []int
 	for _, name := range names {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			continue
-		}
-		for _, kv := range bytes.Split(b, []byte{0}) {
-			if string(kv) == tag {
-				pid, _ := strconv.Atoi(strings.Split(name, "/")[2])
-				pids = append(pids, pid)
-			}
+		if pid, err := strconv.Atoi(filepath.Base(name)); err == nil && keep(pid) {
+			pids = append(pids, pid)
 		}
 	}
 	return pids
@@ -92,18 +102,10 @@ func stat(pid int) (state string, ppid int, ok bool) {
 // zombieChildren lists the unreaped children of this process.
 func zombieChildren(t *testing.T) []int {
 	t.Helper()
-	names, err := filepath.Glob("/proc/[0-9]*")
-	if err != nil {
-		t.Fatal(err)
-	}
-	var pids []int
-	for _, name := range names {
-		pid, _ := strconv.Atoi(filepath.Base(name))
-		if state, ppid, ok := stat(pid); ok && ppid == os.Getpid() && state == "Z" {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
+	return procs(t, func(pid int) bool {
+		state, ppid, ok := stat(pid)
+		return ok && ppid == os.Getpid() && state == "Z"
+	})
 }
 
 // assertNothingLeft checks that no process with tag runs and no child of

@@ -135,6 +135,9 @@ func (c *collector) write(p []byte) {
 // its merged output read into a collector.
 type started struct {
 	cmd      *exec.Cmd
+	token    string        // the marker in its environment, released by the caller
+	grace    time.Duration // the Spec's periods, defaults filled in
+	drain    time.Duration
 	pr       *os.File
 	c        *collector
 	log      *logFile
@@ -143,8 +146,21 @@ type started struct {
 }
 
 // startCommand starts s.Command with sh -c, its stdin /dev/null and its
-// stdout and stderr one pipe, the marker token in its environment.
-func startCommand(s Spec, token string) (*started, error) {
+// stdout and stderr one pipe, a new marker token in its environment. Once it
+// has started, the caller releases the token (releaseToken) when the Run
+// ends; if it has not, the token is released already.
+func startCommand(s Spec) (*started, error) {
+	token := newToken()
+	st, err := startWith(s, token)
+	if err != nil {
+		releaseToken(token)
+		return nil, err
+	}
+	return st, nil
+}
+
+// startWith starts s.Command as startCommand does, with token.
+func startWith(s Spec, token string) (*started, error) {
 	env := s.Env
 	if env == nil {
 		env = os.Environ()
@@ -195,7 +211,8 @@ func startCommand(s Spec, token string) (*started, error) {
 		c.copyFrom(pr)
 		close(readDone)
 	}()
-	return &started{cmd: cmd, pr: pr, c: c, log: log, readDone: readDone, start: start}, nil
+	grace, drain := s.periods()
+	return &started{cmd: cmd, token: token, grace: grace, drain: drain, pr: pr, c: c, log: log, readDone: readDone, start: start}, nil
 }
 
 // periods returns s's grace and drain periods, the defaults where unset.
@@ -236,11 +253,18 @@ func waitExit(ctx context.Context, timeout time.Duration, exited <-chan struct{}
 	return res
 }
 
-// finish reads the rest of the output (for at most drain once the
-// processes are gone) and completes res with it and with what went wrong.
-func (st *started) finish(res Result, errs []error, drain time.Duration) (Result, error) {
+// finish completes res with how the command ended (werr is what waiting for
+// it returned) and with the rest of the output, read for at most the drain
+// period once the processes are gone, and with what went wrong.
+func (st *started) finish(res Result, errs []error, werr error) (Result, error) {
+	var exitErr *exec.ExitError
+	if werr != nil && !errors.As(werr, &exitErr) {
+		errs = append(errs, fmt.Errorf("waiting for command: %w", werr))
+	}
+	res.ExitCode, res.Signal = exitStatus(st.cmd.ProcessState)
+
 	pr, c, log, readDone, start := st.pr, st.c, st.log, st.readDone, st.start
-	t := time.NewTimer(drain)
+	t := time.NewTimer(st.drain)
 	select {
 	case <-readDone:
 	case <-t.C:

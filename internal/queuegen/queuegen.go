@@ -335,12 +335,9 @@ func (g *gen) write(is *issue) {
 	b.WriteByte('\n')
 }
 
-// vars are the names a kind's text is filled in with.
-type vars struct {
-	pkg, file, test, fn, field, key, mod string
-	line, col, got, want, idx, goid      int
-	dur                                  string
-}
+// vars are the names a kind's text is filled in with: {name} stands for
+// vars[name].
+type vars map[string]string
 
 var (
 	pkgs   = []string{"queue", "store", "api", "auth", "worker", "cache", "config", "billing", "search", "notify"}
@@ -353,13 +350,16 @@ var (
 func (g *gen) vars() vars {
 	p := g.pick(pkgs)
 	noun := g.pick(nouns)
-	return vars{
-		pkg: p, file: strings.ToLower(noun), test: "Test" + noun + g.pick(verbs), fn: noun,
-		field: g.pick(fields), key: g.pick(keys), mod: g.pick([]string{"index", "server", "routes", "client", "config"}),
-		line: 12 + g.rng.IntN(400), col: 2 + g.rng.IntN(30), got: g.rng.IntN(9), want: 1 + g.rng.IntN(9),
-		idx: 1 + g.rng.IntN(8), goid: 1 + g.rng.IntN(300),
-		dur: fmt.Sprintf("%d.%02ds", g.rng.IntN(3), g.rng.IntN(100)),
+	itoa := strconv.Itoa
+	v := vars{
+		"pkg": p, "file": strings.ToLower(noun), "test": "Test" + noun + g.pick(verbs), "fn": noun,
+		"field": g.pick(fields), "key": g.pick(keys), "mod": g.pick([]string{"index", "server", "routes", "client", "config"}),
+		"line": itoa(12 + g.rng.IntN(400)), "col": itoa(2 + g.rng.IntN(30)), "got": itoa(g.rng.IntN(9)), "want": itoa(1 + g.rng.IntN(9)),
+		"idx": itoa(1 + g.rng.IntN(8)), "goid": itoa(1 + g.rng.IntN(300)),
+		"dur": fmt.Sprintf("%d.%02ds", g.rng.IntN(3), g.rng.IntN(100)),
 	}
+	v["len"] = v["idx"]
+	return v
 }
 
 // expand replaces the {name} placeholders of s; other braces stay.
@@ -377,47 +377,13 @@ func (v vars) expand(s string) string {
 			return b.String()
 		}
 		b.WriteString(s[:i])
-		if val, ok := v.lookup(s[i+1 : i+j]); ok {
+		if val, ok := v[s[i+1:i+j]]; ok {
 			b.WriteString(val)
 		} else {
 			b.WriteString(s[i : i+j+1])
 		}
 		s = s[i+j+1:]
 	}
-}
-
-func (v vars) lookup(name string) (string, bool) {
-	switch name {
-	case "pkg":
-		return v.pkg, true
-	case "file":
-		return v.file, true
-	case "test":
-		return v.test, true
-	case "fn":
-		return v.fn, true
-	case "field":
-		return v.field, true
-	case "key":
-		return v.key, true
-	case "mod":
-		return v.mod, true
-	case "dur":
-		return v.dur, true
-	case "line":
-		return strconv.Itoa(v.line), true
-	case "col":
-		return strconv.Itoa(v.col), true
-	case "got":
-		return strconv.Itoa(v.got), true
-	case "want":
-		return strconv.Itoa(v.want), true
-	case "idx", "len":
-		return strconv.Itoa(v.idx), true
-	case "goid":
-		return strconv.Itoa(v.goid), true
-	}
-	return "", false
 }
 
 // A kind is one sort of failure: how its issue reads.

@@ -9,37 +9,19 @@ import (
 	"image"
 	"image/png"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/autoretry/orchestrator/internal/browsertest"
 	"github.com/autoretry/orchestrator/internal/report"
 )
 
 // The browser tests render the page in headless Chromium, as a person
 // would see it. Set REPORT_SCREENSHOTS=DIR to keep the screenshots.
-
-// findBrowser returns the Chromium on PATH. Without one the browser tests
-// are skipped, except in CI (CI set), which installs it
-// (.ci/install-chromium) and must not pass without running them.
-func findBrowser(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("no chromium on PATH; CI installs it with .ci/install-chromium")
-	}
-	t.Skip("no chromium on PATH (apt-get install chromium); browser tests skipped")
-	return ""
-}
 
 // headless runs the browser on url with args, in its own process group so
 // that a timeout kills its helper processes too, and returns its stdout and
@@ -48,18 +30,12 @@ func headless(t *testing.T, browser, url string, args ...string) (stdout, stderr
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	all := append([]string{"--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-		"--user-data-dir=" + t.TempDir()}, args...)
-	cmd := exec.CommandContext(ctx, browser, append(all, url)...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
+	cmd := browsertest.Command(ctx, t, browser, url, args...)
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	if cmd.Process != nil {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) // helpers that outlived the browser
+		browsertest.KillGroup(cmd) // helpers that outlived the browser
 	}
 	if ctx.Err() != nil {
 		t.Fatalf("%s timed out after 60s; stderr:\n%s", browser, tail(errb.Bytes()))
@@ -118,7 +94,7 @@ func keep(t *testing.T, png []byte, name string) {
 // console message.
 func TestBrowserScreenshots(t *testing.T) {
 	t.Parallel()
-	browser := findBrowser(t)
+	browser := browsertest.Find(t)
 	page := writePage(t)
 	for _, tc := range []struct {
 		name          string
@@ -176,7 +152,7 @@ func TestBrowserScreenshots(t *testing.T) {
 // browser build.
 func TestBrowserPhoneFits(t *testing.T) {
 	t.Parallel()
-	browser := findBrowser(t)
+	browser := browsertest.Find(t)
 	page := writePage(t)
 	b, err := os.ReadFile(page)
 	if err != nil {

@@ -10,29 +10,13 @@ import (
 	"fmt"
 	"net/http/httptest"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
-)
 
-// findBrowser returns the Chromium on PATH. Without one the test is
-// skipped, except in CI (CI set), which installs it (.ci/install-chromium).
-func findBrowser(t *testing.T) string {
-	t.Helper()
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	if os.Getenv("CI") != "" {
-		t.Fatal("no chromium on PATH; CI installs it with .ci/install-chromium")
-	}
-	t.Skip("no chromium on PATH (apt-get install chromium); browser test skipped")
-	return ""
-}
+	"github.com/autoretry/orchestrator/internal/browsertest"
+)
 
 // cdp speaks the DevTools protocol with a browser over the pipe that
 // --remote-debugging-pipe opens (fd 3 to the browser, fd 4 from it;
@@ -78,7 +62,7 @@ func (c *cdp) call(session, method string, params any) (json.RawMessage, error) 
 // In a real headless browser, an open page shows a newly halted issue
 // within 5 seconds without a reload.
 func TestBrowserShowsHaltLive(t *testing.T) {
-	browser := findBrowser(t)
+	browser := browsertest.Find(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
 	defer cancel()
 	d := newRepo(t, "api")
@@ -103,13 +87,8 @@ func TestBrowserShowsHaltLive(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.CommandContext(ctx, browser, "--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-		"--disable-background-networking", "--disable-component-update", "--disable-sync", "--disable-dev-shm-usage",
-		"--user-data-dir="+t.TempDir(), "--remote-debugging-pipe", ts.URL+"/")
+	cmd := browsertest.Command(ctx, t, browser, ts.URL+"/", "--remote-debugging-pipe")
 	cmd.ExtraFiles = []*os.File{toBrowser, fromBrowser} // fd 3 and fd 4
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.WaitDelay = 5 * time.Second
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
@@ -118,7 +97,7 @@ func TestBrowserShowsHaltLive(t *testing.T) {
 	toBrowser.Close()
 	fromBrowser.Close()
 	defer func() {
-		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+		browsertest.KillGroup(cmd)
 		cmd.Wait()
 	}()
 	c := &cdp{w: inR, r: bufio.NewReader(outR)}

@@ -51,26 +51,10 @@ func TestWriteAtomicRefusesLinks(t *testing.T) {
 		make func(t *testing.T, path, outside string)
 		want string
 	}{
-		{"symlink", func(t *testing.T, path, outside string) {
-			if err := os.Symlink(outside, path); err != nil {
-				t.Fatal(err)
-			}
-		}, "is a symbolic link"},
-		{"dangling symlink", func(t *testing.T, path, outside string) {
-			if err := os.Symlink(outside+".new", path); err != nil {
-				t.Fatal(err)
-			}
-		}, "is a symbolic link"},
-		{"hardlink", func(t *testing.T, path, outside string) {
-			if err := os.Link(outside, path); err != nil {
-				t.Fatal(err)
-			}
-		}, "has more than one hard link"},
-		{"directory", func(t *testing.T, path, outside string) {
-			if err := os.Mkdir(path, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}, "is not a regular file"},
+		{"symlink", func(t *testing.T, path, outside string) { makeSymlink(t, outside, path) }, "is a symbolic link"},
+		{"dangling symlink", func(t *testing.T, path, outside string) { makeSymlink(t, outside+".new", path) }, "is a symbolic link"},
+		{"hardlink", func(t *testing.T, path, outside string) { makeHardlink(t, outside, path) }, "has more than one hard link"},
+		{"directory", func(t *testing.T, path, outside string) { makeDir(t, path) }, "is not a regular file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			state, elsewhere := t.TempDir(), t.TempDir()
@@ -125,21 +109,9 @@ func TestRefusalsWordedAlike(t *testing.T) {
 		make func(t *testing.T, path, real string)
 		want string
 	}{
-		{"symlink", func(t *testing.T, path, real string) {
-			if err := os.Symlink(real, path); err != nil {
-				t.Fatal(err)
-			}
-		}, "is a symbolic link: the tool does not write through links; remove the link, or point the tool at the real file"},
-		{"hardlink", func(t *testing.T, path, real string) {
-			if err := os.Link(real, path); err != nil {
-				t.Fatal(err)
-			}
-		}, "has more than one hard link: the tool does not write a file that has other names; replace it with a copy of its own"},
-		{"directory", func(t *testing.T, path, real string) {
-			if err := os.Mkdir(path, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}, "is not a regular file"},
+		{"symlink", func(t *testing.T, path, real string) { makeSymlink(t, real, path) }, "is a symbolic link: the tool does not write through links; remove the link, or point the tool at the real file"},
+		{"hardlink", func(t *testing.T, path, real string) { makeHardlink(t, real, path) }, "has more than one hard link: the tool does not write a file that has other names; replace it with a copy of its own"},
+		{"directory", func(t *testing.T, path, real string) { makeDir(t, path) }, "is not a regular file"},
 	} {
 		for way, do := range ways {
 			t.Run(tc.name+"/"+way, func(t *testing.T) {
@@ -160,5 +132,29 @@ func TestRefusalsWordedAlike(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// makeSymlink, makeHardlink and makeDir make path what the package refuses
+// to read or write: a symbolic link to target, a second name of target, a
+// directory.
+func makeSymlink(t *testing.T, target, path string) {
+	t.Helper()
+	if err := os.Symlink(target, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func makeHardlink(t *testing.T, target, path string) {
+	t.Helper()
+	if err := os.Link(target, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func makeDir(t *testing.T, path string) {
+	t.Helper()
+	if err := os.Mkdir(path, 0o755); err != nil {
+		t.Fatal(err)
 	}
 }

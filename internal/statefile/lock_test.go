@@ -76,11 +76,7 @@ func TestLocksExcludeWithinOneProcess(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(dir, ".lock")); err != nil {
 		t.Errorf("the lock file must stay: %v", err)
 	}
-	again, err := TryRunLock(dir, Owner{})
-	if err != nil {
-		t.Fatalf("run lock after Unlock: %v", err)
-	}
-	again.Unlock()
+	assertRunLockFree(t, dir, "after Unlock")
 }
 
 func TestLockFileMode(t *testing.T) {
@@ -210,9 +206,7 @@ func FuzzOwnerLine(f *testing.F) {
 func TestRunLockAcrossProcesses(t *testing.T) {
 	dir := t.TempDir()
 	holder := startChild(t, "hold-run", []string{"STATEFILE_DIR=" + dir})
-	if got := holder.readLine(t); got != "locked" {
-		t.Fatalf("holder said %q", got)
-	}
+	holder.waitLocked(t)
 	pid := holder.cmd.Process.Pid
 
 	second := startChild(t, "try-run", []string{"STATEFILE_DIR=" + dir})
@@ -247,11 +241,7 @@ func TestRunLockAcrossProcesses(t *testing.T) {
 	if _, held, err := RunHolder(dir); err != nil || held {
 		t.Fatalf("after SIGKILL: RunHolder held %v, err %v; want free", held, err)
 	}
-	l, err := TryRunLock(dir, Owner{})
-	if err != nil {
-		t.Fatalf("TryRunLock after the holder was killed: %v", err)
-	}
-	l.Unlock()
+	assertRunLockFree(t, dir, "after the holder was killed")
 }
 
 // A process the run starts (the loop command) must not inherit the lock:
@@ -265,24 +255,16 @@ func TestRunLockNotInheritedByChildren(t *testing.T) {
 	defer w.Close() // ends the grandchild
 	holder := startChild(t, "hold-run", []string{"STATEFILE_DIR=" + dir, "STATEFILE_GRANDCHILD=1"}, r)
 	r.Close()
-	if got := holder.readLine(t); got != "locked" {
-		t.Fatalf("holder said %q", got)
-	}
+	holder.waitLocked(t)
 	holder.kill()
 	// The grandchild is alive, blocked reading from w, until w is closed.
-	l, err := TryRunLock(dir, Owner{})
-	if err != nil {
-		t.Fatalf("TryRunLock with the killed holder's child alive: %v", err)
-	}
-	l.Unlock()
+	assertRunLockFree(t, dir, "with the killed holder's child alive")
 }
 
 func TestLockWriteWaitsThenNamesHolder(t *testing.T) {
 	dir := t.TempDir()
 	holder := startChild(t, "hold-write", []string{"STATEFILE_DIR=" + dir})
-	if got := holder.readLine(t); got != "locked" {
-		t.Fatalf("holder said %q", got)
-	}
+	holder.waitLocked(t)
 	pid := holder.cmd.Process.Pid
 
 	_, err := LockWrite(context.Background(), dir, 200*time.Millisecond, Owner{Command: "skip"})
@@ -406,4 +388,15 @@ func TestRunLockSurvivesDeletingTheLockFile(t *testing.T) {
 		}
 		l3.Unlock()
 	}
+}
+
+// assertRunLockFree checks that the run lock of dir can be taken now (when
+// says at what moment), and releases it.
+func assertRunLockFree(t *testing.T, dir, when string) {
+	t.Helper()
+	l, err := TryRunLock(dir, Owner{})
+	if err != nil {
+		t.Fatalf("TryRunLock %s: %v", when, err)
+	}
+	l.Unlock()
 }

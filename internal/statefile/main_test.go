@@ -260,6 +260,15 @@ func (c *child) readLine(t testing.TB) string {
 	return strings.TrimSuffix(line, "\n")
 }
 
+// waitLocked waits for a holding child to say it holds its lock, failing
+// the test if it says anything else.
+func (c *child) waitLocked(t testing.TB) {
+	t.Helper()
+	if got := c.readLine(t); got != "locked" {
+		t.Fatalf("holder said %q", got)
+	}
+}
+
 // readBytes consumes n bytes of the child's output, failing the test if they
 // do not come within 30 s.
 func (c *child) readBytes(t testing.TB, n int) {

@@ -2,6 +2,12 @@
 
 package statefile
 
+import (
+	"errors"
+
+	"golang.org/x/sys/unix"
+)
+
 // swap exchanges the names a and b in the directory dirfd atomically.
 func swap(dirfd int, a, b string) error {
 	err := renameat(dirfd, a, b, renameExchange)
@@ -18,4 +24,10 @@ func renameNoReplace(dirfd int, from, to string) error {
 		return linkNoReplace(dirfd, from, to)
 	}
 	return err
+}
+
+// unsupported reports whether err says the system or the file system does
+// not know renameat's flags. (On Linux, ENOTSUP is EOPNOTSUPP.)
+func unsupported(err error) bool {
+	return errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOTSUP) || errors.Is(err, unix.ENOSYS)
 }

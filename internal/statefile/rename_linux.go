@@ -1,7 +1,6 @@
 package statefile
 
 import (
-	"errors"
 	"os"
 	"syscall"
 	"time"
@@ -19,10 +18,6 @@ const (
 	renameExchange  = unix.RENAME_EXCHANGE
 	renameExclusive = unix.RENAME_NOREPLACE
 )
-
-func unsupported(err error) bool {
-	return errors.Is(err, unix.EINVAL) || errors.Is(err, unix.ENOSYS) || errors.Is(err, unix.EOPNOTSUPP)
-}
 
 // changeTime is when the file's inode last changed (written, renamed,
 // linked); unlike the modification time, nobody can set it back.

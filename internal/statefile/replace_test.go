@@ -151,21 +151,13 @@ func TestRefusesLinkedFiles(t *testing.T) {
 	}{
 		{"symlink", func(t *testing.T, dir, path string) {
 			writeFile(t, filepath.Join(dir, "real.md"), orig)
-			if err := os.Symlink("real.md", path); err != nil {
-				t.Fatal(err)
-			}
+			makeSymlink(t, "real.md", path)
 		}, "issue_queue.md is a symbolic link: the tool does not write through links; remove the link, or point the tool at the real file"},
 		{"hardlink", func(t *testing.T, dir, path string) {
 			writeFile(t, filepath.Join(dir, "real.md"), orig)
-			if err := os.Link(filepath.Join(dir, "real.md"), path); err != nil {
-				t.Fatal(err)
-			}
+			makeHardlink(t, filepath.Join(dir, "real.md"), path)
 		}, "issue_queue.md has more than one hard link: the tool does not write a file that has other names; replace it with a copy of its own"},
-		{"directory", func(t *testing.T, dir, path string) {
-			if err := os.Mkdir(path, 0o755); err != nil {
-				t.Fatal(err)
-			}
-		}, "issue_queue.md is not a regular file"},
+		{"directory", func(t *testing.T, dir, path string) { makeDir(t, path) }, "issue_queue.md is not a regular file"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

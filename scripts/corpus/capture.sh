@@ -283,7 +283,8 @@ java_deb_src() {
 }
 
 # --- the projects ------------------------------------------------------------
-# Each sets desc, src (through *_src), cmd and its bugs, then calls capture.
+# Each, proj_LANG_NAME, sets desc, src (through *_src), cmd and its bugs;
+# main then captures it into its set's LANG-NAME archive.
 
 # train
 
@@ -301,7 +302,6 @@ proj_go_uuid() {
 	bug syntax@version4 version4.go sub 'return NewRandomFromReader\(rander\)' 'return NewRandomFromReader(rander'
 	bug vetprintf@validate uuid.go sub 'return fmt.Errorf\("invalid urn prefix: %q", s\[:9\]\)\n\t\t\}\n\t\ts = s\[9:\]\n\n\t// UUID enclosed' $'return fmt.Errorf("invalid urn prefix: %d", s[:9])\n\t\t}\n\t\ts = s[9:]\n\n\t// UUID enclosed' 'go vet ./...'
 	bug wrongconst@version version4.go sub 'uuid\[6\] = \(uuid\[6\] & 0x0f\) \| 0x40' 'uuid[6] = (uuid[6] & 0x0f) | 0x30'
-	capture train go uuid
 }
 
 proj_go_sync() {
@@ -314,7 +314,6 @@ proj_go_sync() {
 	bug nilderef@errgroupgo errgroup/errgroup.go after '^func \(g \*Group\) Go\(' $'\tvar np *int\n\t_ = *np'
 	bug flipcmp@acquire semaphore/semaphore.go sub 'if s\.size-s\.cur >= n && s\.waiters\.Len\(\) == 0' 'if s.size-s.cur > n && s.waiters.Len() == 0' 'go test -v ./...'
 	bug typeerr@syncmap syncmap/map.go sub 'package syncmap' $'package syncmap\n\nvar typeMismatch int = "x"'
-	capture train go sync
 }
 
 proj_go_humanize() {
@@ -329,7 +328,6 @@ proj_go_humanize() {
 	bug nilderef@si si.go after '^func ComputeSI\(' $'\tvar np *int\n\t_ = *np'
 	bug wrongconst@siprefix si.go sub '3:   "k", // kilo' '3:   "K", // kilo' 'go test -json ./...'
 	bug undefined@times times.go sub 'func Time\(then time\.Time\) string \{\n\treturn RelTime\(' $'func Time(then time.Time) string {\n\treturn RelTimeX('
-	capture train go humanize
 }
 
 proj_py_simplejson() {
@@ -343,7 +341,6 @@ proj_py_simplejson() {
 	bug attrerr@loads simplejson/__init__.py sub '^    if cls is None:\n        cls = JSONDecoder\n' $'    None.missing_attribute\n    if cls is None:\n        cls = JSONDecoder\n'
 	bug wrongconst@infinity simplejson/encoder.py sub "text = 'Infinity'" "text = 'Inf'" '/usr/bin/python3 -m unittest discover -s simplejson/tests -t .'
 	bug removedline@scanstring simplejson/decoder.py sub '\n\s*idx \+= 1\n' $'\n'
-	capture train py simplejson
 }
 
 proj_rust_semver() {
@@ -356,7 +353,6 @@ proj_rust_semver() {
 	bug unwrapnone@versionparse src/parse.rs after 'let mut pos = Position::Major;' '        let _: u8 = None.unwrap();'
 	bug unwrapnone@reqparse src/parse.rs after "let text = text\.trim_start_matches\(' '\);" '        let _: u8 = None.unwrap();'
 	bug typeerr@identifier src/identifier.rs after '^use core::mem;' 'const MISMATCH: u8 = "x";'
-	capture train rust semver
 }
 
 proj_js_papaparse() {
@@ -378,7 +374,6 @@ proj_js_papaparse() {
 	bug wrongconst@quote papaparse.js sub "var _quoteChar = '\"';" "var _quoteChar = \"'\";" "$vitest"
 	bug nullref@serialize papaparse.js sub '\t\tfunction serialize\(fields, data, skipEmptyLines\)\n\t\t\{\n' $'\t\tfunction serialize(fields, data, skipEmptyLines)\n\t\t{\n\t\t\tvar missing = null; missing.fields = fields;\n' "$vitest"
 	bug nullref@guessdelim papaparse.js sub '\t\tfunction guessDelimiter\(input, newline, skipEmptyLines, comments, delimitersToGuess\) \{\n' $'\t\tfunction guessDelimiter(input, newline, skipEmptyLines, comments, delimitersToGuess) {\n\t\t\tvar missing = null; missing.fields = input;\n' "$vitest"
-	capture train js papaparse
 }
 
 proj_ts_typefest() {
@@ -391,7 +386,6 @@ proj_ts_typefest() {
 	bug arity@readonlydeep source/readonly-deep.d.ts sub 'Readonly<ReadonlyMap<ReadonlyDeep<KeyType>, ' 'Readonly<ReadonlyMap<ReadonlyDeep<KeyType, ValueType>, ' "$pretty"
 	bug syntax@simplify source/simplify.d.ts sub 'export type Simplify<T> = \{\[KeyType in keyof T\]: T\[KeyType\]\} & \{\};' 'export type Simplify<T> = {[KeyType in keyof T: T[KeyType]} & {};' "$pretty"
 	bug badimport@merge source/merge.d.ts sub 'import type \{Simplify\} from .\./simplify.;' "import type {Simplify} from './simplifies';"
-	capture train ts typefest
 }
 
 # holdout
@@ -407,7 +401,6 @@ proj_go_cmp() {
 	bug nilderef@compareinterface cmp/compare.go after '^func \(s \*state\) compareInterface\(' $'\tvar np *int\n\t_ = *np'
 	bug offbyone@verbosity cmp/report_compare.go sub 'if i >= maxVerbosityPreset \{' 'if i > maxVerbosityPreset {' 'go test -v ./...'
 	bug syntax@path cmp/path.go sub '^package cmp\n' $'package cmp\n\nfunc broken( {}\n'
-	capture holdout go cmp
 }
 
 proj_go_pflag() {
@@ -423,7 +416,6 @@ proj_go_pflag() {
 	bug nilderef@setvalue flag.go sub '\n\terr := flag\.Value\.Set\(value\)\n' $'\n\tvar np *int\n\t_ = *np\n\terr := flag.Value.Set(value)\n' 'go test -vet=off -v ./...'
 	bug offbyone@intstring int.go sub 'return strconv\.Itoa\(int\(\*i\)\)' 'return strconv.Itoa(int(*i) + 1)' 'go test -vet=off -json ./...'
 	bug undefined@bool bool.go sub 'strconv\.ParseBool\(' 'strconv.ParseBoolean('
-	capture holdout go pflag
 }
 
 proj_py_toolz() {
@@ -435,7 +427,6 @@ proj_py_toolz() {
 	bug nameerr@merge toolz/dicttoolz.py after '^def merge\(' '    undefined_helper()'
 	bug nameerr@assoc toolz/dicttoolz.py after '^def assoc\(' '    undefined_helper()'
 	bug removedline@getin toolz/dicttoolz.py sub '\n(\s*)return reduce\(operator\.getitem, keys, coll\)\n' $'\n\\1reduce(operator.getitem, keys, coll)\n'
-	capture holdout py toolz
 }
 
 proj_py_jsonschema() {
@@ -447,7 +438,6 @@ proj_py_jsonschema() {
 	bug attrerr@minlength jsonschema/_validators.py after '^def minLength\(' '    None.missing_attribute'
 	bug attrerr@required jsonschema/_validators.py after '^def required\(' '    None.missing_attribute'
 	bug syntax@exceptions jsonschema/exceptions.py after '^class _Error\(' '    def broken(self:'
-	capture holdout py jsonschema
 }
 
 proj_rust_strsim() {
@@ -459,7 +449,6 @@ proj_rust_strsim() {
 	bug unwrapnone@hamming src/lib.rs after '^pub fn hamming\(a: &str, b: &str\)' '    let _: u8 = None.unwrap();'
 	bug unwrapnone@levenshtein src/lib.rs after '^pub fn levenshtein\(a: &str, b: &str\)' '    let _: u8 = None.unwrap();'
 	bug typeerr@osa src/lib.rs sub 'if a == b \{ return 0; \}' 'if a == b { return "0"; }'
-	capture holdout rust strsim
 }
 
 proj_js_minimist() {
@@ -471,7 +460,6 @@ proj_js_minimist() {
 	bug typeerr@setarg index.js after '^\tfunction setArg\(' '		var missing = null; missing.key = key;'
 	bug typeerr@argdefined index.js after '^\tfunction argDefined\(' '		var missing = null; missing.key = key;'
 	bug offbyone@shortflags index.js sub 'var letters = arg\.slice\(1, -1\)\.split\(..\);' "var letters = arg.slice(1).split('');"
-	capture holdout js minimist
 }
 
 proj_js_url() {
@@ -487,7 +475,6 @@ proj_js_url() {
 	bug typeerr@format url.js after '^Url\.prototype\.format = function\(\) \{' '  var missing = null; missing.auth = this.auth;'
 	bug typeerr@parsehost url.js after '^Url\.prototype\.parseHost = function\(\) \{' '  var missing = null; missing.host = this.host;'
 	bug syntax@resolve url.js sub 'Url\.prototype\.resolve = function\(relative\) \{' 'Url.prototype.resolve = function(relative {'
-	capture holdout js url
 }
 
 # blind: other projects and other bugs again, captured once the rules were
@@ -508,7 +495,6 @@ proj_go_lru() {
 	bug flipcmp@evict simplelru/lru.go sub 'evict := c\.evictList\.Length\(\) > c\.size' 'evict := c.evictList.Length() >= c.size' "go test -v $skip ./..."
 	bug offbyone@resize simplelru/lru.go sub 'for i := 0; i < diff; i\+\+ \{' 'for i := 0; i <= diff; i++ {' "go test -race -v $skip ./..."
 	bug removedline@removeelement simplelru/lru.go sub '\tdelete\(c\.items, e\.Key\)\n' ''
-	capture blind go lru
 }
 
 proj_go_xxhash() {
@@ -521,7 +507,6 @@ proj_go_xxhash() {
 	bug vetconv@unmarshal xxhash.go sub '\tcopy\(d\.mem\[:\], b\)\n' $'\tcopy(d.mem[:], b)\n\t_ = string(d.n)\n' 'go vet ./...'
 	bug vetconv@reset xxhash.go after '^func \(d \*Digest\) ResetWithSeed\(' $'\t_ = string(d.n)' 'go vet ./...'
 	bug wrongconst@prime xxhash.go sub 'prime1 uint64 = 11400714785074694791' 'prime1 uint64 = 11400714785074694790' 'go test -v ./...'
-	capture blind go xxhash
 }
 
 proj_py_bs4() {
@@ -533,7 +518,6 @@ proj_py_bs4() {
 	bug attrerr@decompose bs4/element.py after '^    def decompose\(self\):' '        None.missing_attribute'
 	bug removedline@decompose bs4/element.py sub '\n            i\._decomposed = True\n' $'\n'
 	bug flipcmp@extract bs4/element.py sub 'if self\.parent is not None:\n            if _self_index is None:' $'if self.parent is None:\n            if _self_index is None:'
-	capture blind py bs4
 }
 
 proj_rust_heck() {
@@ -545,7 +529,6 @@ proj_rust_heck() {
 	bug unwrapnone@capitalize src/lib.rs after '^fn capitalize\(' '    let _: u8 = None.unwrap();'
 	bug typeerr@lowercase src/lib.rs after '^fn lowercase\(' '    let _: u8 = "x";'
 	bug wrongcall@capitalize src/lib.rs sub 'lowercase\(&s\[i\.\.\], f\)\?;' 'uppercase(&s[i..], f)?;'
-	capture blind rust heck
 }
 
 proj_js_pathbrowserify() {
@@ -580,7 +563,6 @@ proj_js_pathbrowserify() {
 	bug typeerr@extname index.js after '^  extname: function extname\(path\) \{' '    var missing = null; missing.path = path;'
 	bug syntax@join index.js sub 'join: function join\(\) \{' 'join: function join( {'
 	bug wrongconst@delimiter index.js sub "delimiter: ':'," "delimiter: ';',"
-	capture blind js pathbrowserify
 }
 
 # blind2: six more projects and bugs, captured after the rules were changed
@@ -596,7 +578,6 @@ proj_go_time() {
 	bug nilderef@setburstat rate/rate.go after '^func \(lim \*Limiter\) SetBurstAt\(' $'\tlim = nil' 'go test -json ./...'
 	bug nilderef@cancelat rate/rate.go after '^func \(r \*Reservation\) CancelAt\(' $'\tr.lim = nil' 'go test -json ./...'
 	bug wrongconst@durationfromtokens rate/rate.go sub 'duration := \(tokens / float64\(limit\)\) \* float64\(time\.Second\)' 'duration := (tokens / float64(limit)) * float64(time.Millisecond)'
-	capture blind2 go time
 }
 
 proj_go_btree() {
@@ -609,7 +590,6 @@ proj_go_btree() {
 	bug syntax@insertat btree_generic.go sub '\t\tcopy\(\(\*s\)\[index\+1:\], \(\*s\)\[index:\]\)\n' $'\t\tcopy((*s)[index+1:], (*s)[index:]\n'
 	bug syntax@removeat btree_generic.go sub '\tcopy\(\(\*s\)\[index:\], \(\*s\)\[index\+1:\]\)\n' $'\tcopy((*s)[index:], (*s)[index+1:]\n'
 	bug removedline@removeat btree_generic.go sub '\tvar zero T\n\t\(\*s\)\[len\(\*s\)-1\] = zero\n\t\*s = \(\*s\)\[:len\(\*s\)-1\]\n' $'\tvar zero T\n\t(*s)[len(*s)-1] = zero\n' 'go test -json ./...'
-	capture blind2 go btree
 }
 
 proj_py_colorama() {
@@ -622,7 +602,6 @@ proj_py_colorama() {
 	bug flipcmp@osc colorama/ansitowin32.py sub "if params\[0\] in '02':" "if params[0] not in '02':" '/usr/bin/python3 -m pytest -v colorama/tests'
 	bug attrerr@plaintext colorama/ansitowin32.py sub 'self\.wrapped\.write\(text\[start:end\]\)' 'self.wraped.write(text[start:end])'
 	bug attrerr@write colorama/ansitowin32.py sub '            self\.wrapped\.write\(text\)\n' $'            self.wraped.write(text)\n'
-	capture blind2 py colorama
 }
 
 proj_py_isodate() {
@@ -635,7 +614,6 @@ proj_py_isodate() {
 	bug nameerr@parsetime isodate/isotime.py sub 'groups = match\.groupdict\(\)' 'groups = matc.groupdict()'
 	bug wrongconst@microsecond isodate/isotime.py sub 'microsecond = \(second - int\(second\)\) \* int\(1e6\)' 'microsecond = (second - int(second)) * int(1e5)'
 	bug removedline@durationdefault isodate/isoduration.py sub '\n            if val is None:\n                groups\[key\] = "0n"\n' $'\n'
-	capture blind2 py isodate
 }
 
 proj_rust_itoa() {
@@ -648,7 +626,6 @@ proj_rust_itoa() {
 	bug unwrapnone@format src/lib.rs after '^    pub fn format<I: Integer>' '        let _: u8 = None.unwrap();'
 	bug unwrapnone@udivmod src/udiv128.rs after '^pub fn udivmod_1e19' '    let _: u8 = None.unwrap();'
 	bug typeerr@maxlen src/lib.rs sub 'const U8_MAX_LEN: usize = 3;' 'const U8_MAX_LEN: usize = "3";'
-	capture blind2 rust itoa
 }
 
 proj_js_contenttype() {
@@ -662,7 +639,6 @@ proj_js_contenttype() {
 	bug typeerr@ows index.js sub '    code = header\.charCodeAt\(index\)\n    if \(code !== SP && code !== HTAB\) break\n' $'    code = header.charCodeAT(index)\n    if (code !== SP && code !== HTAB) break\n'
 	bug typeerr@unescape index.js sub 'if \(header\.charCodeAt\(index\) === BSLASH\)' 'if (header.charCodeAT(index) === BSLASH)'
 	bug syntax@parse index.js sub '^function parse \(header\) \{' 'function parse (header {'
-	capture blind2 js contenttype
 }
 
 # blind3: two Java projects and six in the other languages, none of them
@@ -705,7 +681,6 @@ proj_java_codec() {
 	bug nullref@metaphone $lang/Metaphone.java after '^    public String metaphone\(final String txt\) \{' '        final String missing = null; missing.length();'
 	bug wrongconst@mapping $lang/Soundex.java sub 'US_ENGLISH_MAPPING_STRING = "01230120022455012623010202";' 'US_ENGLISH_MAPPING_STRING = "01230120022455012623010203";' "$mvn -DtrimStackTrace=false test"
 	bug nosymbol@todigit $bin/Hex.java sub 'int f = toDigit\(data\[j\], j\) << 4;' 'int f = toDigits(data[j], j) << 4;'
-	capture blind3 java codec
 }
 
 proj_java_csv() {
@@ -722,7 +697,6 @@ proj_java_csv() {
 	bug nosymbol@escapedelim $main/Lexer.java sub 'token\.content\.append\(delimiter\);' 'token.content.append(delimiters);'
 	bug nosymbol@getindex $main/CSVRecord.java sub 'return values\[i\];' 'return value[i];'
 	bug removedline@eol $main/Lexer.java sub '(            // note: does not change ch outside of this method!\n)            ch = reader\.read\(\);\n' $'            // note: does not change ch outside of this method!\n'
-	capture blind3 java csv
 }
 
 proj_go_ulid() {
@@ -735,7 +709,6 @@ proj_go_ulid() {
 	bug nilderef@parse ulid.go after '^func parse\(v \[\]byte, strict bool, id \*ULID\) error' $'\tid = nil' 'go test -v ./...'
 	bug nilderef@settime ulid.go after '^func \(id \*ULID\) SetTime\(' $'\tid = nil' 'go test -v ./...'
 	bug wrongconst@encoding ulid.go sub 'const Encoding = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"' 'const Encoding = "0123456789ABCDEFGHJKMNPQRSTVWXZY"'
-	capture blind3 go ulid
 }
 
 proj_go_gobreaker() {
@@ -748,7 +721,6 @@ proj_go_gobreaker() {
 	bug wrongconst@timeout gobreaker.go sub 'const defaultTimeout = time\.Duration\(60\) \* time\.Second' 'const defaultTimeout = time.Duration(30) * time.Second' 'go test -json ./...'
 	bug removedline@onsuccess gobreaker.go sub '\tc\.ConsecutiveSuccesses\+\+\n\tc\.ConsecutiveFailures = 0\n' $'\tc.ConsecutiveSuccesses++\n'
 	bug removedline@onfailure gobreaker.go sub '\tc\.ConsecutiveFailures\+\+\n\tc\.ConsecutiveSuccesses = 0\n' $'\tc.ConsecutiveFailures++\n'
-	capture blind3 go gobreaker
 }
 
 proj_rust_fnv() {
@@ -761,7 +733,6 @@ proj_rust_fnv() {
 	bug unwrapnone@write lib.rs after '^    fn write\(&mut self, bytes: &\[u8\]\) \{' '        let _: u8 = None.unwrap();'
 	bug typeerr@finish lib.rs sub '    fn finish\(&self\) -> u64 \{\n        self\.0\n' $'    fn finish(&self) -> u64 {\n        self.0 as u32\n'
 	bug removedline@write lib.rs sub '\n        \*self = FnvHasher\(hash\);\n' $'\n'
-	capture blind3 rust fnv
 }
 
 proj_py_iso8601() {
@@ -774,7 +745,6 @@ proj_py_iso8601() {
 	bug removedline@minutes iso8601/iso8601.py sub '\n        minutes = -minutes\n' $'\n'
 	bug attrerr@parsedate iso8601/iso8601.py sub '    try:\n        m = ISO8601_REGEX\.match\(datestring\)\n' $'    None.missing_attribute\n    try:\n        m = ISO8601_REGEX.match(datestring)\n'
 	bug attrerr@fixedoffset iso8601/iso8601.py sub '\) -> datetime\.timezone:\n    return datetime\.timezone\(' $') -> datetime.timezone:\n    None.missing_attribute\n    return datetime.timezone('
-	capture blind3 py iso8601
 }
 
 proj_py_mpmath() {
@@ -788,7 +758,6 @@ proj_py_mpmath() {
 	bug removedline@subsign mpmath/libmp/libmpf.py sub '\n    tsign \^= _sub\n' $'\n'
 	bug attrerr@neg mpmath/libmp/libmpf.py sub '    operation exactly\."""\n' $'    operation exactly."""\n    None.missing_attribute\n'
 	bug attrerr@abs mpmath/libmp/libmpf.py sub '    exact result\."""\n' $'    exact result."""\n    None.missing_attribute\n'
-	capture blind3 py mpmath
 }
 
 proj_js_complex() {
@@ -804,7 +773,6 @@ proj_js_complex() {
 	bug typeerr@add complex.js after "^    'add': function\(a, b\) \{" '      var missing = null; missing.re = a;'
 	bug typeerr@sub complex.js after "^    'sub': function\(a, b\) \{" '      var missing = null; missing.re = a;'
 	bug syntax@mul complex.js sub "'mul': function\(a, b\) \{" "'mul': function(a, b {"
-	capture blind3 js complex
 }
 
 # blind4: eight more projects and bugs, none of them in another set,
@@ -820,7 +788,6 @@ proj_go_semver() {
 	bug nilderef@caret constraints.go after '^func constraintCaret\(v \*Version, c \*constraint\) \(bool, error\) \{' $'\tc = nil'
 	bug wrongmsg@gte constraints.go sub '"%s is less than %s", v, c\.orig\)\n\}\n\nfunc constraintLessThanEqual' $'"%s is lower than %s", v, c.orig)\n}\n\nfunc constraintLessThanEqual' 'go test -v ./...'
 	bug syntax@string version.go sub 'fmt\.Fprintf\(&buf, "%d\.%d\.%d", v\.major, v\.minor, v\.patch\)' 'fmt.Fprintf(&buf, "%d.%d.%d", v.major, v.minor, v.patch'
-	capture blind4 go semver
 }
 
 proj_go_clock() {
@@ -832,7 +799,6 @@ proj_go_clock() {
 	bug nilderef@timer clock.go after '^func \(m \*Mock\) Timer\(d time\.Duration\) \*Timer \{' $'\tm = nil' 'go test -json ./...'
 	bug nilderef@ticker clock.go after '^func \(m \*Mock\) Ticker\(d time\.Duration\) \*Ticker \{' $'\tm = nil'
 	bug wrongconst@epoch clock.go sub 'return &Mock\{now: time\.Unix\(0, 0\)\}' 'return &Mock{now: time.Unix(1, 0)}'
-	capture blind4 go clock
 }
 
 proj_py_networkx() {
@@ -847,7 +813,6 @@ proj_py_networkx() {
 	bug attrerr@dijkstralength $sp/weighted.py sub '    if source not in G:\n        raise nx\.NodeNotFound\(f"Node \{source\} not found in graph"\)\n    if source == target:\n        return 0\n' $'    None.missing_attribute\n    if source not in G:\n        raise nx.NodeNotFound(f"Node {source} not found in graph")\n    if source == target:\n        return 0\n'
 	bug attrerr@bidirectional $sp/unweighted.py sub '    # call helper to do the real work\n' $'    None.missing_attribute\n    # call helper to do the real work\n'
 	bug syntax@bfs $t/traversal/breadth_first_search.py sub '    visited = \{source\}\n    if depth_limit is None:' $'    visited = {source\n    if depth_limit is None:'
-	capture blind4 py networkx
 }
 
 proj_py_pyflakes() {
@@ -865,7 +830,6 @@ proj_py_pyflakes() {
 	bug attrerr@compare pyflakes/checker.py after '^    def COMPARE\(self, node\):' '        None.missing_attribute'
 	bug attrerr@joinedstr pyflakes/checker.py after '^    def JOINEDSTR\(self, node\):' '        None.missing_attribute'
 	bug removedline@ifchildren pyflakes/checker.py sub '            self\.report\(messages\.IfTuple, node\)\n        self\.handleChildren\(node\)\n' $'            self.report(messages.IfTuple, node)\n'
-	capture blind4 py pyflakes
 }
 
 proj_rust_shlex() {
@@ -879,7 +843,6 @@ proj_rust_shlex() {
 	bug unwrapnone@quote src/lib.rs after '^pub fn quote\(in_str: &str\) -> Cow<str> \{' '    let _ = in_str.bytes().nth(in_str.len()).unwrap();'
 	bug typeerr@join src/lib.rs sub '\.join\(" "\)' ".join(' ')"
 	bug removedline@escape src/lib.rs sub "                '\\$' \| '\`' \| '\"' \| '\\\\\\\\' => out\.push\('\\\\\\\\' as u8\),\n" ''
-	capture blind4 rust shlex
 }
 
 proj_js_quaternion() {
@@ -892,7 +855,6 @@ proj_js_quaternion() {
 	bug nullref@mul quaternion.js sub "(    'mul': function\(w, x, y, z\) \{\n\n)      parse\(P, w, x, y, z\);" $'    \'mul\': function(w, x, y, z) {\n\n      parse(null, w, x, y, z);' 'npx jest --ci --verbose'
 	bug removedline@tostringk quaternion.js sub "      ret \+= numToStr\(z, 'k', ret\);\n" ''
 	bug syntax@tostring quaternion.js sub "      if \('' === ret\)\n" $'      if (\'\' === ret\n'
-	capture blind4 js quaternion
 }
 
 proj_js_fastifyerror() {
@@ -906,7 +868,6 @@ proj_js_fastifyerror() {
 	bug wrongconst@statuscode index.js sub 'function createError \(code, message, statusCode = 500,' 'function createError (code, message, statusCode = 400,'
 	bug removedline@tostring index.js sub '  FastifyError\.prototype\.toString = toString\n' '' "$spec"
 	bug removedline@name index.js sub "    this\.name = 'FastifyError'\n" ''
-	capture blind4 js fastifyerror
 }
 
 proj_java_jsonsimple() {
@@ -923,17 +884,25 @@ proj_java_jsonsimple() {
 	bug nullref@prettyprint $main/Jsoner.java sub '\t\tfinal StringBuilder returnable = new StringBuilder\(\);\n\t\tint level = 0;' $'\t\tfinal StringBuilder returnable = null;\n\t\tint level = 0;'
 	bug nosymbol@prettyescape $main/Jsoner.java sub 'returnable\.append\(Jsoner\.escape\(\(String\)lexed\.getValue\(\)\)\);' 'returnable.append(Jsoner.escapes((String)lexed.getValue()));'
 	bug removedline@prettyopen $main/Jsoner.java sub '\t\t\t\t\t\treturnable\.append\("\\n"\);\n\t\t\t\t\t\tlevel\+\+;\n' $'\t\t\t\t\t\treturnable.append("\\n");\n'
-	capture blind4 java jsonsimple
 }
 
-all_projects=(go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest
-	go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url
-	go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify
-	go_time go_btree py_colorama py_isodate rust_itoa js_contenttype
-	java_codec java_csv
-	go_ulid go_gobreaker py_iso8601 py_mpmath rust_fnv js_complex
-	go_semver go_clock py_networkx py_pyflakes rust_shlex
-	js_quaternion js_fastifyerror java_jsonsimple)
+# The sets of the corpus and their projects, in the order they are captured.
+sets=(
+	'train: go_uuid go_sync go_humanize py_simplejson rust_semver js_papaparse ts_typefest'
+	'holdout: go_cmp go_pflag py_toolz py_jsonschema rust_strsim js_minimist js_url'
+	'blind: go_lru go_xxhash py_bs4 rust_heck js_pathbrowserify'
+	'blind2: go_time go_btree py_colorama py_isodate rust_itoa js_contenttype'
+	'blind3: java_codec java_csv go_ulid go_gobreaker py_iso8601 py_mpmath rust_fnv js_complex'
+	'blind4: go_semver go_clock py_networkx py_pyflakes rust_shlex js_quaternion js_fastifyerror java_jsonsimple'
+)
+all_projects=()
+declare -A set_of
+for entry in "${sets[@]}"; do
+	for member in ${entry#*:}; do
+		all_projects+=("$member")
+		set_of[$member]=${entry%%:*}
+	done
+done
 
 main() {
 	[ $# -gt 0 ] || set -- "${all_projects[@]}"
@@ -941,6 +910,7 @@ main() {
 		declare -F "proj_$proj" >/dev/null || die "unknown project $proj (known: ${all_projects[*]})"
 		bugname=
 		"proj_$proj"
+		capture "${set_of[$proj]}" "${proj%%_*}" "${proj#*_}"
 	done
 }
 
