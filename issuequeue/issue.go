@@ -91,7 +91,7 @@ func (is *Issue) load() {
 		line, col := d.fieldPos(r, field)
 		r.findings = append(r.findings, d.finding(line, col, false, "%s: %s", field, fmt.Sprintf(format, args...)))
 	}
-	if !r.hasTable && r.tablePar < 0 && validID(is.ID) && !r.dup {
+	if !r.hasTable && r.tablePar < 0 && len(r.fields) == 0 && validID(is.ID) && !r.dup {
 		r.findings = append(r.findings, d.finding(r.h.line, 1, true,
 			"%s has no field table, so every field has its default; start it with | Field | Value | right under the heading", is.ID))
 	}
@@ -99,7 +99,7 @@ func (is *Issue) load() {
 	// would scan the rows again for each); values are read as trimmed
 	// bytes and made strings only where the Issue keeps them.
 	var vals [len(knownFields)][]byte
-	var found [len(knownFields)]bool
+	var found, asItem [len(knownFields)]bool
 	known := 0 // rows of known fields: when all are, no name needs checking
 	for i := range r.fields {
 		f := &r.fields[i]
@@ -108,13 +108,18 @@ func (is *Issue) load() {
 			continue
 		}
 		known++
-		found[k] = true
+		found[k], asItem[k] = true, f.list
 		if f.hasValue {
 			vals[k] = bytes.TrimSpace(d.src[f.value.start:f.value.end])
 		}
 	}
 	get := func(field int) []byte { return vals[field] }
-	str := func(field int) string { return unescapeCell(string(vals[field])) }
+	str := func(field int) string {
+		if asItem[field] {
+			return string(vals[field])
+		}
+		return unescapeCell(string(vals[field]))
+	}
 
 	is.Type = strings.ToLower(str(kType))
 	if is.Type == "" {

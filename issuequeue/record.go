@@ -19,6 +19,7 @@ type record struct {
 	end      int // start of the next heading of the same or a higher level
 	endLine  int
 	paras    [2]int     // range of scan.paras before the first subsection
+	lists    [2]int     // range of scan.lists before the first subsection
 	tablePar int        // index in scan.paras of the paragraph holding the field table (or the malformed one), or -1
 	hasTable bool       // paras[tablePar] is the field table (not a malformed one); see doc.table
 	fields   []fieldRef // the field rows, first of each name
@@ -57,6 +58,9 @@ type doc struct {
 	// history: a key may have several records, the newest last and in
 	// byKey, and a record appended under a key in use is one more.
 	history bool
+	// fieldLists: fields may be written as list items too (see
+	// listfield.go), as they may in issues.
+	fieldLists bool
 }
 
 func newDoc(name string, src []byte) *doc {
@@ -173,8 +177,8 @@ func (r *record) introEnd() int {
 // parseTables finds each record's field table, in parallel:
 // the tables are what must be parsed, and the rest of the file is not.
 func (d *doc) parseTables(check func(i int)) {
-	paras := d.s.paras
-	pi := 0
+	paras, lists := d.s.paras, d.s.lists
+	pi, li := 0, 0
 	for _, r := range d.records {
 		for pi < len(paras) && paras[pi].line < r.h.endLine {
 			pi++
@@ -183,6 +187,16 @@ func (d *doc) parseTables(check func(i int)) {
 		intro := r.introEnd()
 		for r.paras[1] < len(paras) && paras[r.paras[1]].line < intro {
 			r.paras[1]++
+		}
+		if !d.fieldLists {
+			continue
+		}
+		for li < len(lists) && lists[li].line < r.h.endLine {
+			li++
+		}
+		r.lists = [2]int{li, li}
+		for r.lists[1] < len(lists) && lists[r.lists[1]].line < intro {
+			r.lists[1]++
 		}
 	}
 	run := func(buf *tableBuf, ri int) {
@@ -209,6 +223,9 @@ func (d *doc) parseTables(check func(i int)) {
 				"malformed table: the line after the header must be a delimiter row such as |---|---| with as many cells as the header"))
 		}
 		d.indexFields(r, t)
+		if r.lists[0] < r.lists[1] {
+			d.indexListFields(r, r.lists[0], r.lists[1])
+		}
 		check(ri)
 	}
 	workers := runtime.GOMAXPROCS(0)
@@ -347,12 +364,13 @@ func (d *doc) indexFields(r *record, t *table) {
 // which parse the table again, see doc.table), its line, the spans of its
 // name and value cells. plain says the name is ASCII with no escapes, so
 // that comparing it needs no unescaping nor Unicode; known which of the
-// fields the tool reads it names.
+// fields the tool reads it names. A field written as a list item (list)
+// has no row; its value is the item's text after the name, as written.
 type fieldRef struct {
-	row, line       int32
-	name, value     span32
-	hasValue, plain bool
-	known           int8 // index in knownFields, or -1
+	row, line             int32
+	name, value           span32
+	hasValue, plain, list bool
+	known                 int8 // index in knownFields, or -1
 }
 
 // span32 is a byte span of a state file, which is smaller than 2 GiB.
@@ -405,6 +423,9 @@ func (d *doc) field(r *record, name string) (string, bool) {
 	}
 	if !f.hasValue {
 		return "", true
+	}
+	if f.list {
+		return string(d.src[f.value.start:f.value.end]), true
 	}
 	return unescapeCell(string(d.src[f.value.start:f.value.end])), true
 }
