@@ -39,6 +39,16 @@ func (is *Issue) Findings() []Finding { return is.r.errs }
 // whether the issue's table has that row.
 func (is *Issue) Field(name string) (string, bool) { return is.q.d.field(is.r, name) }
 
+// FieldPos returns the 1-based line and column of a field's name, as
+// findings about the field give them, and whether the issue has the field.
+func (is *Issue) FieldPos(name string) (line, col int, ok bool) {
+	if findField(is.q.d, is.r, name) == nil {
+		return 0, 0, false
+	}
+	line, col = is.q.d.fieldPos(is.r, name)
+	return line + 1, col, true
+}
+
 // PendingAutoRetry reports whether the end-of-loop check considers the
 // issue for an auto-retry loop: Auto-Retry true, Status pending, not halted.
 func (is *Issue) PendingAutoRetry() bool {
