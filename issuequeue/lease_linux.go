@@ -65,8 +65,12 @@ func (l *leased) close() { l.f.Close() }
 
 // read returns the file's content, from its start.
 func (l *leased) read() ([]byte, error) {
-	var b bytes.Buffer
-	_, err := b.ReadFrom(io.NewSectionReader(l.f, 0, 1<<62))
+	n, err := l.size()
+	if err != nil {
+		return nil, err
+	}
+	b := bytes.NewBuffer(make([]byte, 0, n+512))
+	_, err = b.ReadFrom(io.NewSectionReader(l.f, 0, 1<<62))
 	return b.Bytes(), err
 }
 
