@@ -66,18 +66,20 @@ func (s *scan) listItems(l *ast.List, a int) []listItem {
 }
 
 // listField reads an item's text as "**Name**: value", "**Name:** value"
-// or "Name: value": the offsets in text of the name and of the value
-// (trimmed), and whether the name is bold.
+// or "Name: value" (or with __ for **): the offsets in text of the name and
+// of the value (trimmed), and whether the name is bold. A bold name
+// without a colon ("**Status** skipped") is no field: ns and ne are the
+// name's offsets all the same, with bold true.
 func listField(text []byte) (ns, ne, vs, ve int, bold, ok bool) {
 	i := 0
 	for i < len(text) && (text[i] == ' ' || text[i] == '\t') {
 		i++
 	}
 	var after int // where the value starts, before trimming
-	if bytes.HasPrefix(text[i:], []byte("**")) {
+	if mark := text[i:min(i+2, len(text))]; string(mark) == "**" || string(mark) == "__" {
 		bold = true
 		ns = i + 2
-		k := bytes.Index(text[ns:], []byte("**"))
+		k := bytes.Index(text[ns:], mark)
 		if k < 0 {
 			return 0, 0, 0, 0, false, false
 		}
@@ -91,7 +93,7 @@ func listField(text []byte) (ns, ne, vs, ve int, bold, ok bool) {
 				after++
 			}
 			if after >= len(text) || text[after] != ':' {
-				return 0, 0, 0, 0, false, false
+				return ns, ne, 0, 0, true, false
 			}
 			after++
 		}
@@ -131,6 +133,10 @@ func (d *doc) indexListFields(r *record, from, to int) {
 			text := d.src[it.start:it.end]
 			ns, ne, vs, ve, bold, ok := listField(text)
 			if !ok {
+				if name := text[ns:ne]; bold && knownFieldIndex(name, !hasNonASCII(name)) >= 0 {
+					r.findings = append(r.findings, d.finding(it.line, d.s.col(it.start+ns), false,
+						"%s: a field item needs a colon after the name, as in - **%s**: value", name, name))
+				}
 				continue
 			}
 			name := text[ns:ne]

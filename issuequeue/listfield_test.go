@@ -22,6 +22,8 @@ func TestListFieldsReadLikeTable(t *testing.T) {
 		{"* Status: skipped\n* **Max-Retries**: 2\n", StatusSkipped, false, 2},
 		{"- **Status:** skipped\n- **auto-retry:**   yes  \n", StatusSkipped, true, 0},
 		{"+ STATUS : wont_fix\n", StatusSkipped, false, 0},
+		{"- __Status__: skipped\n- **Auto-Retry**: true\n", StatusSkipped, true, 0},
+		{"- **Note** call Ann\n- Status: skipped\n", StatusSkipped, false, 0},
 		{"1. Status: resolved\n2. Max-Retries: 5\n", StatusResolved, false, 5},
 		{"- Status: skipped\r\n- Auto-Retry: true\r\n", StatusSkipped, true, 0},
 		{"- Status: skipped\n\n- Auto-Retry: true\n", StatusSkipped, true, 0},
@@ -88,6 +90,8 @@ func TestListFieldConflictsQuarantine(t *testing.T) {
 		{"- Status: skipped\n  because it was flaky\n", "q.md:3:3", "must be alone on one line"},
 		{"- **Max-Retry**: 3\n", "q.md:3:5", `did you mean "Max-Retries"?`},
 		{"- Auto-Retry: maybe\n", "q.md:3:3", `"maybe" is not true or false`},
+		{"- **Status** skipped\n", "q.md:3:5", "needs a colon after the name"},
+		{"- __Status__ = skipped\n", "q.md:3:5", "needs a colon after the name"},
 	} {
 		q := ParseQueue("q.md", []byte(head+tc.body))
 		if len(q.Quarantined) != 1 {
