@@ -19,7 +19,6 @@ type record struct {
 	end      int // start of the next heading of the same or a higher level
 	endLine  int
 	paras    [2]int     // range of scan.paras before the first subsection
-	lists    [2]int     // range of scan.lists before the first subsection
 	tablePar int        // index in scan.paras of the paragraph holding the field table (or the malformed one), or -1
 	hasTable bool       // paras[tablePar] is the field table (not a malformed one); see doc.table
 	fields   []fieldRef // the field rows, first of each name
@@ -179,7 +178,14 @@ func (r *record) introEnd() int {
 func (d *doc) parseTables(check func(i int)) {
 	paras, lists := d.s.paras, d.s.lists
 	pi, li := 0, 0
-	for _, r := range d.records {
+	// listRanges[i] is the range of lists before record i's first
+	// subsection, where its fields may be written as list items; most
+	// files have no list at all, and need no ranges.
+	var listRanges [][2]int32
+	if d.fieldLists && len(lists) > 0 {
+		listRanges = make([][2]int32, len(d.records))
+	}
+	for ri, r := range d.records {
 		for pi < len(paras) && paras[pi].line < r.h.endLine {
 			pi++
 		}
@@ -188,16 +194,17 @@ func (d *doc) parseTables(check func(i int)) {
 		for r.paras[1] < len(paras) && paras[r.paras[1]].line < intro {
 			r.paras[1]++
 		}
-		if !d.fieldLists {
+		if listRanges == nil {
 			continue
 		}
 		for li < len(lists) && lists[li].line < r.h.endLine {
 			li++
 		}
-		r.lists = [2]int{li, li}
-		for r.lists[1] < len(lists) && lists[r.lists[1]].line < intro {
-			r.lists[1]++
+		end := li
+		for end < len(lists) && lists[end].line < intro {
+			end++
 		}
+		listRanges[ri] = [2]int32{int32(li), int32(end)}
 	}
 	run := func(buf *tableBuf, ri int) {
 		r := d.records[ri]
@@ -223,8 +230,8 @@ func (d *doc) parseTables(check func(i int)) {
 				"malformed table: the line after the header must be a delimiter row such as |---|---| with as many cells as the header"))
 		}
 		d.indexFields(r, t)
-		if r.lists[0] < r.lists[1] {
-			d.indexListFields(r, r.lists[0], r.lists[1])
+		if listRanges != nil && listRanges[ri][0] < listRanges[ri][1] {
+			d.indexListFields(r, int(listRanges[ri][0]), int(listRanges[ri][1]))
 		}
 		check(ri)
 	}
