@@ -14,7 +14,8 @@
 // byte as it was.
 //
 // An issue is a heading "## ISSUE-YYYYMMDD-NNN" (or "###") followed by a
-// two-column field table and optional subsections one heading level below. It
+// two-column field table (or its fields as list items, "- **Status**:
+// skipped") and optional subsections one heading level below. It
 // ends at the next heading of its own level or higher. Headings inside code
 // blocks, HTML blocks and comments are not issues.
 //
@@ -40,6 +41,7 @@
 // leaf blocks; goldmark.go is where the scanner hands lines to goldmark,
 // within a work budget. record.go builds records (headings with their field
 // table and subsections) from a scan; queue.go and issue.go read them as
-// issues, state.go as session state. edit.go and rebase.go change the
+// issues, state.go as session state; listfield.go reads and edits an
+// issue's fields written as list items. edit.go and rebase.go change the
 // source; store.go, intent.go and settle.go read and write the files.
 package issuequeue

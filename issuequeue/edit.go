@@ -156,6 +156,14 @@ func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]
 		case editRemove:
 			add(r.start, r.end, "")
 		case editField:
+			if f := findField(d, r, e.name); f != nil && f.list {
+				d.setListField(f, e.value, add)
+				continue
+			}
+			if at, prefix, sep, ok := d.listTemplate(r); ok && !r.hasTable {
+				add(at, at, "\n"+prefix+listValue(e.name)+sep+listValue(e.value))
+				continue
+			}
 			if !r.hasTable {
 				b := newTables[r]
 				if b == nil {

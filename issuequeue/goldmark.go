@@ -177,6 +177,10 @@ func (s *scan) container(a int) int {
 			continue
 		}
 		end = max(end, a+1)
+		// The list's items are exact wherever its end is.
+		if l, ok := c.(*ast.List); ok && (complete || c.NextSibling() != nil) {
+			s.lists = append(s.lists, listBlock{line: a, endLine: end, items: s.listItems(l, a)})
+		}
 		for j := a; j < end; j++ {
 			if issueHeadingLike(s.lineText(j)) {
 				s.hidden = append(s.hidden, hidden{j, where})

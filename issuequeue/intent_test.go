@@ -232,12 +232,44 @@ func TestIntentAroundAQuarantinedIssue(t *testing.T) {
 func TestSettleFutureTime(t *testing.T) {
 	s := newIntentStore(t)
 	writtenInPlaceAt(t, s.Queue(), time.Now().Add(time.Hour))
-	if newSettler().busy(s.Queue()) {
+	if newSettler().busy(s.Queue(), nil) {
 		t.Error("a file dated an hour ahead is taken for a save going on")
 	}
 	writtenInPlaceAt(t, s.Queue(), time.Now())
-	if !newSettler().busy(s.Queue()) {
-		t.Error("a file someone wrote just now is not taken for a save that may be going on")
+	if !newSettler().busy(s.Queue(), nil) {
+		t.Error("a file someone wrote just now, and not as it was read, is not taken for a save that may be going on")
+	}
+}
+
+// TestSettleLeaseSeesWriters proves, where leases can be taken: a file
+// written in place a moment ago is settled at once when no process has it
+// open for writing and it holds what was read, and is taken for a save
+// going on while a process has it open for writing.
+func TestSettleLeaseSeesWriters(t *testing.T) {
+	s := newIntentStore(t)
+	writtenInPlaceAt(t, s.Queue(), time.Now())
+	b := []byte(read(t, s.Queue()))
+	if l, err := lease(s.Queue()); l == nil || err != nil {
+		t.Skipf("no lease on this system or file system (%v)", err)
+	} else {
+		l.close()
+	}
+	if newSettler().busy(s.Queue(), b) {
+		t.Error("a file no one has open for writing, holding what was read, is taken for a save going on")
+	}
+	if !newSettler().busy(s.Queue(), append(b, 'x')) {
+		t.Error("a file written a moment ago that no longer holds what was read is not taken for a save")
+	}
+	f, err := os.OpenFile(s.Queue(), os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !newSettler().busy(s.Queue(), b) {
+		t.Error("a file open for writing is not taken for a save going on")
+	}
+	f.Close()
+	if newSettler().busy(s.Queue(), b) {
+		t.Error("once the writer closed it, the file is still taken for a save going on")
 	}
 }
 
@@ -406,5 +438,26 @@ func TestIntentKeepsACopyHeldBefore(t *testing.T) {
 	editAfterInterruptedArchive(t, s)
 	if got := read(t, s.Archive()); got != archived {
 		t.Errorf("the copy archived before was taken out:\n%s", got)
+	}
+}
+
+// TestMerge3 proves: two changes of the same text in different places are
+// both kept, two insertions at one place are both kept, and changes of the
+// same bytes are refused.
+func TestMerge3(t *testing.T) {
+	for _, tc := range []struct {
+		base, theirs, cur, want string
+		ok                      bool
+	}{
+		{"Notes: a\n## X\n| Retry | 1 |\n", "Notes: a b\n## X\n| Retry | 1 |\n", "Notes: a\n## X\n| Retry | 2 |\n", "Notes: a b\n## X\n| Retry | 2 |\n", true},
+		{"Notes: a\n## X\n| Retry | 1 |\n", "Notes: a\n## X\n| Retry | 1 |\nmore\n", "Notes: z\n## X\n| Retry | 1 |\n", "Notes: z\n## X\n| Retry | 1 |\nmore\n", true},
+		{"Notes: a\n", "Notes: a b\n", "Notes: a c\n", "Notes: a b c\n", true},
+		{"Notes: a\n", "Notes: b\n", "Notes: c\n", "", false},
+		{"x", "x", "y", "y", true},
+	} {
+		got, ok := merge3([]byte(tc.base), []byte(tc.theirs), []byte(tc.cur))
+		if ok != tc.ok || ok && string(got) != tc.want {
+			t.Errorf("merge3(%q, %q, %q) = %q, %t; want %q, %t", tc.base, tc.theirs, tc.cur, got, ok, tc.want, tc.ok)
+		}
 	}
 }

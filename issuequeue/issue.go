@@ -39,6 +39,16 @@ func (is *Issue) Findings() []Finding { return is.r.errs }
 // whether the issue's table has that row.
 func (is *Issue) Field(name string) (string, bool) { return is.q.d.field(is.r, name) }
 
+// FieldPos returns the 1-based line and column of a field's name, as
+// findings about the field give them, and whether the issue has the field.
+func (is *Issue) FieldPos(name string) (line, col int, ok bool) {
+	if findField(is.q.d, is.r, name) == nil {
+		return 0, 0, false
+	}
+	line, col = is.q.d.fieldPos(is.r, name)
+	return line + 1, col, true
+}
+
 // PendingAutoRetry reports whether the end-of-loop check considers the
 // issue for an auto-retry loop: Auto-Retry true, Status pending, not halted.
 func (is *Issue) PendingAutoRetry() bool {
@@ -91,7 +101,7 @@ func (is *Issue) load() {
 		line, col := d.fieldPos(r, field)
 		r.findings = append(r.findings, d.finding(line, col, false, "%s: %s", field, fmt.Sprintf(format, args...)))
 	}
-	if !r.hasTable && r.tablePar < 0 && validID(is.ID) && !r.dup {
+	if !r.hasTable && r.tablePar < 0 && len(r.fields) == 0 && validID(is.ID) && !r.dup {
 		r.findings = append(r.findings, d.finding(r.h.line, 1, true,
 			"%s has no field table, so every field has its default; start it with | Field | Value | right under the heading", is.ID))
 	}
@@ -99,7 +109,7 @@ func (is *Issue) load() {
 	// would scan the rows again for each); values are read as trimmed
 	// bytes and made strings only where the Issue keeps them.
 	var vals [len(knownFields)][]byte
-	var found [len(knownFields)]bool
+	var found, asItem [len(knownFields)]bool
 	known := 0 // rows of known fields: when all are, no name needs checking
 	for i := range r.fields {
 		f := &r.fields[i]
@@ -108,13 +118,18 @@ func (is *Issue) load() {
 			continue
 		}
 		known++
-		found[k] = true
+		found[k], asItem[k] = true, f.list
 		if f.hasValue {
 			vals[k] = bytes.TrimSpace(d.src[f.value.start:f.value.end])
 		}
 	}
 	get := func(field int) []byte { return vals[field] }
-	str := func(field int) string { return unescapeCell(string(vals[field])) }
+	str := func(field int) string {
+		if asItem[field] {
+			return string(vals[field])
+		}
+		return unescapeCell(string(vals[field]))
+	}
 
 	is.Type = strings.ToLower(str(kType))
 	if is.Type == "" {

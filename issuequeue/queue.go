@@ -153,7 +153,7 @@ func ParseArchive(name string, src []byte) *Queue { return parseIssues(name, src
 
 func parseIssues(name string, src []byte, history bool) *Queue {
 	d := newDoc(name, src)
-	d.history = history
+	d.history, d.fieldLists = history, true
 	q := &Queue{d: d}
 	// An issue heading ends the issue before it, whatever the levels: an
 	// issue nested under another is an issue of its own, not a part of it.

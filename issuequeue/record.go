@@ -57,6 +57,9 @@ type doc struct {
 	// history: a key may have several records, the newest last and in
 	// byKey, and a record appended under a key in use is one more.
 	history bool
+	// fieldLists: fields may be written as list items too (see
+	// listfield.go), as they may in issues.
+	fieldLists bool
 }
 
 func newDoc(name string, src []byte) *doc {
@@ -173,9 +176,16 @@ func (r *record) introEnd() int {
 // parseTables finds each record's field table, in parallel:
 // the tables are what must be parsed, and the rest of the file is not.
 func (d *doc) parseTables(check func(i int)) {
-	paras := d.s.paras
-	pi := 0
-	for _, r := range d.records {
+	paras, lists := d.s.paras, d.s.lists
+	pi, li := 0, 0
+	// listRanges[i] is the range of lists before record i's first
+	// subsection, where its fields may be written as list items; most
+	// files have no list at all, and need no ranges.
+	var listRanges [][2]int32
+	if d.fieldLists && len(lists) > 0 {
+		listRanges = make([][2]int32, len(d.records))
+	}
+	for ri, r := range d.records {
 		for pi < len(paras) && paras[pi].line < r.h.endLine {
 			pi++
 		}
@@ -184,6 +194,17 @@ func (d *doc) parseTables(check func(i int)) {
 		for r.paras[1] < len(paras) && paras[r.paras[1]].line < intro {
 			r.paras[1]++
 		}
+		if listRanges == nil {
+			continue
+		}
+		for li < len(lists) && lists[li].line < r.h.endLine {
+			li++
+		}
+		end := li
+		for end < len(lists) && lists[end].line < intro {
+			end++
+		}
+		listRanges[ri] = [2]int32{int32(li), int32(end)}
 	}
 	run := func(buf *tableBuf, ri int) {
 		r := d.records[ri]
@@ -209,6 +230,9 @@ func (d *doc) parseTables(check func(i int)) {
 				"malformed table: the line after the header must be a delimiter row such as |---|---| with as many cells as the header"))
 		}
 		d.indexFields(r, t)
+		if listRanges != nil && listRanges[ri][0] < listRanges[ri][1] {
+			d.indexListFields(r, int(listRanges[ri][0]), int(listRanges[ri][1]))
+		}
 		check(ri)
 	}
 	workers := runtime.GOMAXPROCS(0)
@@ -347,12 +371,13 @@ func (d *doc) indexFields(r *record, t *table) {
 // which parse the table again, see doc.table), its line, the spans of its
 // name and value cells. plain says the name is ASCII with no escapes, so
 // that comparing it needs no unescaping nor Unicode; known which of the
-// fields the tool reads it names.
+// fields the tool reads it names. A field written as a list item (list)
+// has no row; its value is the item's text after the name, as written.
 type fieldRef struct {
-	row, line       int32
-	name, value     span32
-	hasValue, plain bool
-	known           int8 // index in knownFields, or -1
+	row, line             int32
+	name, value           span32
+	hasValue, plain, list bool
+	known                 int8 // index in knownFields, or -1
 }
 
 // span32 is a byte span of a state file, which is smaller than 2 GiB.
@@ -405,6 +430,9 @@ func (d *doc) field(r *record, name string) (string, bool) {
 	}
 	if !f.hasValue {
 		return "", true
+	}
+	if f.list {
+		return string(d.src[f.value.start:f.value.end]), true
 	}
 	return unescapeCell(string(d.src[f.value.start:f.value.end])), true
 }

@@ -57,6 +57,7 @@ type scan struct {
 	lines    []int // start offset of every line, plus len(src) as a sentinel
 	headings []heading
 	paras    []para
+	lists    []listBlock // top-level lists, as goldmark reads them
 	hidden   []hidden
 	// ambiguous lists lines whose meaning the scanner could not settle.
 	ambiguous []hidden

@@ -73,6 +73,8 @@ var scanSeeds = []string{
 	"##\v x\n#\fx\n\v\n## h\n",
 	"a\n\v\n---\n",
 	"para\n01. one\n---\n",
+	"## ISSUE-20261122-001\n\n- **Status**: skipped\n- **Auto-Retry:** true\n* Status: x\n+ Max-Retries: 2\n\n  more\n- a\n  - Status: nested\n-\n  Status: below\n1. Verify: go\n- Type: a\nlazy\n- \tStatus: tab\n",
+	"- Status: a\r\n\r\n- **Verify**: b\r\n  ## in\r\n> - Status: quoted\n",
 }
 
 // FuzzScanAgreesWithGoldmark: the top-level headings the scanner finds are
@@ -104,7 +106,66 @@ func FuzzScanAgreesWithGoldmark(f *testing.F) {
 		if got := scannerHeadings(s); !slices.Equal(got, want) {
 			t.Fatalf("top-level headings (line:level) differ for %q\nscanner:  %v\ngoldmark: %v", src, got, want)
 		}
+		if got, want := scannerListItems(s), goldmarkListItems(src); !slices.Equal(got, want) {
+			t.Fatalf("top-level list items differ for %q\nscanner:  %v\ngoldmark: %v", src, got, want)
+		}
 	})
+}
+
+// scannerListItems returns the items of the top-level lists the scanner
+// found, as field lists read them: "line:col" of the first line's text,
+// and "+" for an item of that one line alone.
+func scannerListItems(s *scan) []string {
+	var out []string
+	for _, l := range s.lists {
+		for _, it := range l.items {
+			single := ""
+			if it.single {
+				single = "+"
+			}
+			out = append(out, fmt.Sprintf("%d:%d%s", it.line, s.col(it.start), single))
+		}
+	}
+	return out
+}
+
+// goldmarkListItems is scannerListItems from goldmark's parse of the whole
+// of src: the items of the lists that are direct children of the document.
+func goldmarkListItems(src []byte) []string {
+	bom := bytes.HasPrefix(src, []byte(utf8BOM))
+	if bom {
+		src = src[len(utf8BOM):]
+	}
+	doc := goldmark.New(goldmark.WithExtensions(extension.Table)).Parser().Parse(text.NewReader(src))
+	var out []string
+	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
+		if _, ok := n.(*ast.List); !ok {
+			continue
+		}
+		for it := n.FirstChild(); it != nil; it = it.NextSibling() {
+			c := it.FirstChild()
+			switch c.(type) {
+			case *ast.TextBlock, *ast.Paragraph:
+			default:
+				continue
+			}
+			if c.Lines().Len() == 0 {
+				continue
+			}
+			seg := c.Lines().At(0)
+			line := bytes.Count(src[:seg.Start], []byte{'\n'})
+			col := seg.Start - (bytes.LastIndexByte(src[:seg.Start], '\n') + 1) + 1
+			if bom && line == 0 {
+				col += len(utf8BOM)
+			}
+			single := ""
+			if c.Lines().Len() == 1 && c.NextSibling() == nil && seg.Padding == 0 {
+				single = "+"
+			}
+			out = append(out, fmt.Sprintf("%d:%d%s", line, col, single))
+		}
+	}
+	return out
 }
 
 // cannotTell reports whether the scanner said it cannot tell where some
@@ -171,6 +232,9 @@ func TestScanSeedsAgree(t *testing.T) {
 		}
 		if got, want := strings.Join(scannerHeadings(s), " "), strings.Join(goldmarkHeadings(src), " "); got != want {
 			t.Errorf("%s: headings differ\nscanner:  %s\ngoldmark: %s", name, got, want)
+		}
+		if got, want := strings.Join(scannerListItems(s), " "), strings.Join(goldmarkListItems(src), " "); got != want {
+			t.Errorf("%s: list items differ\nscanner:  %s\ngoldmark: %s", name, got, want)
 		}
 	}
 }

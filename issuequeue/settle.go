@@ -79,16 +79,58 @@ func (s stamp) settledAt() time.Time {
 	return s.fi.ModTime().Add(settleQuiet)
 }
 
-// saving reports whether the file at path may be in the middle of a save
-// and the command may still wait for it.
-func (s *settler) saving(path string) bool {
-	return s.left() && s.busy(path)
+// saving reports whether the file at path, read as seen (nil: missing),
+// may be in the middle of a save and the command may still wait for it.
+func (s *settler) saving(path string, seen []byte) bool {
+	return s.left() && s.busy(path, seen)
 }
 
-// busy reports whether the file at path may be in the middle of a save:
-// written by someone else than the tool, a moment ago.
-func (s *settler) busy(path string) bool {
-	return !settled(time.Now(), stampOf(path).settledAt())
+// busy reports whether the file at path, read as seen (nil: missing), may
+// be in the middle of a save: written by someone else than the tool, a
+// moment ago, and, where leases tell, open for writing or changed since.
+func (s *settler) busy(path string, seen []byte) bool {
+	st := stampOf(path)
+	if settled(time.Now(), st.settledAt()) {
+		return false
+	}
+	if st.fi == nil {
+		return true
+	}
+	if state, same := leasedHolds(path, seen); state == leaseFree {
+		return !same
+	}
+	return true
+}
+
+// leaseState is what a lease tells about a file.
+type leaseState int
+
+const (
+	leaseUnknown leaseState = iota // no lease can be taken: wait for quiet
+	leaseFree                      // no process has it open for writing
+	leaseWriting                   // a process has it open for writing
+)
+
+// leasedHolds reports what a lease on the file at path tells, and, when
+// no process has it open for writing, whether it holds seen (nil: no
+// file), compared under the lease so that no save can begin meanwhile.
+func leasedHolds(path string, seen []byte) (leaseState, bool) {
+	l, err := lease(path)
+	switch {
+	case err == errWriting:
+		return leaseWriting, false
+	case l == nil:
+		return leaseUnknown, false
+	}
+	defer l.close()
+	if seen == nil {
+		return leaseFree, false
+	}
+	if n, err := l.size(); err != nil || n != int64(len(seen)) {
+		return leaseFree, false
+	}
+	b, err := l.read()
+	return leaseFree, err == nil && bytes.Equal(b, seen)
 }
 
 // settled reports whether a file that settles at at has settled by now. A
@@ -133,6 +175,13 @@ func (s *settler) wait(ctx context.Context, path string, seen []byte) bool {
 			b, err := readSettled(path)
 			return err == nil && ((b == nil) != (seen == nil) || !bytes.Equal(b, seen))
 		}
+		if cur.fi != nil {
+			// No save is going on if no one has the file open for
+			// writing: what it holds now is final.
+			if state, same := leasedHolds(path, seen); state == leaseFree {
+				return !same
+			}
+		}
 		d := min(poll, s.deadline.Sub(now), quiet.Sub(now))
 		t := time.NewTimer(d)
 		select {
@@ -162,8 +211,23 @@ func midSave(err error) bool {
 		errors.Is(err, statefile.ErrDeleted) || err == errSaving
 }
 
-// readSettled reads a state file; nil means missing.
+// readSettled reads a state file; nil means missing. Where a lease can be
+// taken, the file is read under it, so that no save in place can begin
+// while it is read.
 func readSettled(path string) ([]byte, error) {
+	if err := statefile.Check(path); err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	if l, _ := lease(path); l != nil {
+		b, err := l.read()
+		l.close()
+		if err == nil {
+			return b, nil
+		}
+	}
 	b, err := statefile.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
@@ -176,7 +240,7 @@ func readSettled(path string) ([]byte, error) {
 func (s *settler) rebaser(path string, seen *[]byte, rebase func([]byte) ([]byte, error)) func([]byte) ([]byte, error) {
 	return func(cur []byte) ([]byte, error) {
 		*seen = cur
-		if s.busy(path) {
+		if s.busy(path, cur) {
 			if !s.left() {
 				return nil, &SavingError{File: path}
 			}
@@ -194,8 +258,7 @@ func (s *settler) replace(ctx context.Context, path string, orig, next []byte, r
 	var seen []byte
 	rebaseSeen := s.rebaser(path, &seen, rebase)
 	for {
-		seen = nil
-		err := statefile.Replace(path, orig, next, rebaseSeen)
+		err := s.replaceKeeping(ctx, path, orig, next, rebase, &seen)
 		if err == nil || !midSave(err) || !s.wait(ctx, path, seen) && err != errSaving {
 			return err
 		}
@@ -218,4 +281,142 @@ func (s *settler) replace(ctx context.Context, path string, orig, next []byte, r
 			}
 		}
 	}
+}
+
+// maxKept bounds how many saves into a just replaced file one change
+// keeps, one after another.
+const maxKept = 100
+
+// replaceKeeping is statefile.Replace (rebasing with rebase, which it
+// wraps with rebaser) under a read lease on the file it replaces, where
+// one can be taken, so that a save in place that opens that file meanwhile
+// is not lost with it. Such a save writes into the file that no longer has
+// the name; it is waited for, and what it saved is put back in place, with
+// the change re-applied on top of it. It returns errSaving, having written
+// nothing, while a process has the file open for writing.
+//
+// The lease keeps anyone from writing the file from before the save opened
+// it, so the save was made on what the file held then: the first time, what
+// the change replaced, to which the change is re-applied; after that, what
+// was put in place before, which holds the change, and the save's own
+// change is merged into what is in place now (see merge3). The file put in place is
+// leased before the save is let go on, so that no other save can go into
+// it meanwhile. A change that conflicts with such a save gives way to it:
+// the save is put back alone and the *ConflictError returned, as if the
+// save had come first.
+func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []byte, rebase func([]byte) ([]byte, error), seen *[]byte) error {
+	l, err := lease(path)
+	if err == errWriting {
+		return errSaving
+	}
+	*seen = nil
+	err = statefile.Replace(path, orig, next, s.rebaser(path, seen, rebase))
+	if l == nil || err != nil {
+		if l != nil {
+			l.close()
+		}
+		return err
+	}
+	replaced := orig
+	if *seen != nil {
+		replaced = *seen
+	}
+	var conflict error
+	for i := 0; ; i++ {
+		nl, _ := lease(path) // what was just put in place
+		if !l.broken() || i == maxKept || !s.left() {
+			l.close()
+			if nl != nil {
+				nl.close()
+			}
+			return conflict
+		}
+		l.release()
+		theirs, ok := s.afterWriters(ctx, l)
+		l.close()
+		if !ok || bytes.Equal(theirs, replaced) || nl == nil {
+			// Nothing saved into it, or no hold on the new file (someone
+			// is saving into it, or it cannot be leased): the save into
+			// the new file is the one kept.
+			if nl != nil {
+				nl.close()
+			}
+			return conflict
+		}
+		cur, err := nl.read()
+		if err != nil {
+			nl.close()
+			return err
+		}
+		var want []byte
+		if i == 0 {
+			if want, conflict = rebase(theirs); conflict != nil {
+				want = theirs
+			}
+		} else if want, ok = merge3(replaced, theirs, cur); !ok {
+			want = theirs // the later save, as when two saves race
+		}
+		err = statefile.Replace(path, cur, want, nil)
+		if err != nil {
+			nl.close()
+			return err
+		}
+		l, replaced = nl, cur
+	}
+}
+
+// afterWriters waits, within the command's budget, until no process has
+// the leased file open for writing, and returns what it holds then.
+func (s *settler) afterWriters(ctx context.Context, l *leased) ([]byte, bool) {
+	for poll := time.Millisecond; ; poll = min(2*poll, settlePoll) {
+		if l.again() {
+			b, err := l.read()
+			l.release()
+			return b, err == nil
+		}
+		left := time.Until(s.deadline)
+		if left <= 0 {
+			return nil, false
+		}
+		t := time.NewTimer(min(poll, left))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, false
+		case <-t.C:
+		}
+	}
+}
+
+// merge3 merges two changes of base: theirs and cur, each taken as one
+// span of base replaced (by the common prefix and suffix). It reports false
+// when the spans overlap; two insertions at the same place are both kept,
+// theirs first.
+func merge3(base, theirs, cur []byte) ([]byte, bool) {
+	ts, te, tText := hunk(base, theirs)
+	cs, ce, cText := hunk(base, cur)
+	out := make([]byte, 0, len(cur)+len(tText))
+	switch {
+	case te <= cs:
+		out = append(append(append(append(append(out, base[:ts]...), tText...), base[te:cs]...), cText...), base[ce:]...)
+	case ce <= ts:
+		out = append(append(append(append(append(out, base[:cs]...), cText...), base[ce:ts]...), tText...), base[te:]...)
+	default:
+		return nil, false
+	}
+	return out, true
+}
+
+// hunk returns the span [start, end) of base that b replaces, and with
+// what, from their common prefix and suffix.
+func hunk(base, b []byte) (start, end int, text []byte) {
+	n := min(len(base), len(b))
+	for start < n && base[start] == b[start] {
+		start++
+	}
+	s := 0
+	for s < n-start && base[len(base)-1-s] == b[len(b)-1-s] {
+		s++
+	}
+	return start, len(base) - s, b[start : len(b)-s]
 }

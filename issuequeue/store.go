@@ -218,12 +218,15 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 		}
 		// A file someone saved a moment ago may have been read in the
 		// middle of the save, even if it parses.
-		if set.saving(s.Queue()) && set.wait(ctx, s.Queue(), qOrig) || set.saving(s.State()) && set.wait(ctx, s.State(), sOrig) {
+		if set.saving(s.Queue(), qOrig) && set.wait(ctx, s.Queue(), qOrig) || set.saving(s.State(), sOrig) && set.wait(ctx, s.State(), sOrig) {
 			continue
 		}
-		for _, p := range []string{s.Queue(), s.State()} {
-			if set.busy(p) && !set.left() {
-				return &SavingError{File: p}
+		for _, p := range []struct {
+			path string
+			seen []byte
+		}{{s.Queue(), qOrig}, {s.State(), sOrig}} {
+			if set.busy(p.path, p.seen) && !set.left() {
+				return &SavingError{File: p.path}
 			}
 		}
 		qBase, sBase := qOrig, sOrig
@@ -252,8 +255,13 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 		ch, err = fn(q, st)
 		var nf *NotFoundError
 		var qe *QuarantinedError
-		if (errors.As(err, &nf) || errors.As(err, &qe)) && set.wait(ctx, s.Queue(), qOrig) {
-			continue // the issue may be in the middle of a save
+		if errors.As(err, &nf) || errors.As(err, &qe) {
+			if set.wait(ctx, s.Queue(), qOrig) {
+				continue // the issue may be in the middle of a save
+			}
+			if set.busy(s.Queue(), qOrig) {
+				return &SavingError{File: s.Queue()} // still being saved: no verdict
+			}
 		}
 		if err != nil {
 			return err
@@ -322,9 +330,9 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 			break
 		}
 		var seen []byte
-		err = statefile.Replace(s.Queue(), qOrig, next, set.rebaser(s.Queue(), &seen, func(cur []byte) ([]byte, error) {
+		err = set.replaceKeeping(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) {
 			return q.Rebase(cur, ch.Queue...)
-		}))
+		}, &seen)
 		if err == errSaving || err != nil && midSave(err) && set.wait(ctx, s.Queue(), seen) {
 			// What the change was computed from, or what it was to be
 			// re-applied to, was the middle of a save: nothing is

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"syscall"
 
 	"github.com/autoretry/orchestrator/internal/statefile"
@@ -34,8 +35,14 @@ at its table in config.toml, about a Verify check whose last recorded failure
 printed nothing: such a failure tells the loop nothing, and never counts
 against another issue.
 
+It checks config.toml (or the --config file) and the ORCHESTRATOR_*
+environment as every command loads them: an unknown key or section, a value
+of the wrong type, a [verify.NAME] check without a command, each at its line,
+with "did you mean" for near misses. And it reports an issue whose Verify
+names no [verify.NAME] check, with the nearest check's name.
+
 Exit status: 0 when the files are clean, 1 when anything was found, 2 when the
-state directory is missing.
+state directory is missing or the --config file cannot be read.
 
 Examples:
     orchestrator lint
@@ -54,7 +61,15 @@ func runLint(ctx context.Context, e *env, args []string) error {
 	if err != nil {
 		return err
 	}
-	findings := append(q.Findings(), st.Findings()...)
+	cfg, cfgFindings, err := configFindings(e)
+	if err != nil {
+		return err
+	}
+	findings := q.Findings()
+	if cfg != nil {
+		findings = append(slices.Clip(findings), verifyFindings(q, cfg)...)
+	}
+	findings = append(slices.Clip(findings), st.Findings()...)
 	links := linkFindings(e.paths())
 	a, err := e.paths().LoadArchive()
 	if err != nil && len(links) == 0 {
@@ -66,6 +81,9 @@ func runLint(ctx context.Context, e *env, args []string) error {
 	for _, f := range findings {
 		fmt.Fprintln(e.stdout, f)
 	}
+	for _, c := range cfgFindings {
+		fmt.Fprintln(e.stdout, c)
+	}
 	for _, l := range links {
 		fmt.Fprintln(e.stdout, l)
 	}
@@ -73,7 +91,7 @@ func runLint(ctx context.Context, e *env, args []string) error {
 	for _, s := range silent {
 		fmt.Fprintln(e.stdout, s)
 	}
-	if len(findings)+len(links)+len(silent) > 0 {
+	if len(findings)+len(cfgFindings)+len(links)+len(silent) > 0 {
 		return silentExit(exitNothing)
 	}
 	fmt.Fprintln(e.stdout, okLine(q, e.paths()))
@@ -103,8 +121,7 @@ func linkFindings(p orchestrator.Paths) []string {
 		}
 	}
 	for _, path := range []string{p.Queue(), p.State(), p.Archive()} {
-		_, err := statefile.ReadFile(path)
-		report(err)
+		report(statefile.Check(path))
 	}
 	for _, path := range []string{filepath.Join(p.Dir, statefile.LockFile), p.Ledger(), p.TextLog(), p.History()} {
 		f, err := statefile.OpenNoLink(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)

@@ -297,3 +297,111 @@ func readAllFrom(f *os.File) ([]byte, error) {
 	_, err := b.ReadFrom(f)
 	return b.Bytes(), err
 }
+
+var (
+	inPlaceSaves = flag.Int("midsave-inplace-saves", 600, "how many in-place saves TestProcessFailRacesInPlaceSaves races with fails")
+	inPlaceEvery = flag.Duration("midsave-inplace-every", 15*time.Millisecond, "how often TestProcessFailRacesInPlaceSaves's editor saves")
+)
+
+// TestProcessFailRacesInPlaceSaves proves, by count: a person's editor
+// saving issue_queue.md in place (truncated, then written in two parts),
+// hundreds of times while fails of four issues run back to back, costs no
+// fail (none refused, as "no issue" or "still being written" would, none
+// recorded twice or lost) and no word of any save, including a save that
+// had the file open when a fail put its new file in place.
+func TestProcessFailRacesInPlaceSaves(t *testing.T) {
+	skipShort(t)
+	ctx := testContext(t, 60*time.Second)
+	c, ids := cliWithNotes(t, ctx, 4)
+	ed := &saver{t: t, path: filepath.Join(c.dir(), issuequeue.QueueFile), notes: notesLine, lostRows: map[string]bool{}}
+	saves := *inPlaceSaves
+	for w := range ids {
+		for k := 1; k <= saves; k++ {
+			c.write(fmt.Sprintf("out-%d-%d.txt", w, k), failRow(w, k)+"\n")
+		}
+	}
+	// The editor saves every few milliseconds until it has saved enough
+	// times; meanwhile each issue's fails run one after another.
+	editorDone := make(chan struct{})
+	start := time.Now()
+	var editing time.Duration
+	go func() {
+		defer close(editorDone)
+		defer func() { editing = time.Since(start) }()
+		tick := time.NewTicker(*inPlaceEvery)
+		defer tick.Stop()
+		for n := 1; n <= saves; n++ {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+			}
+			if _, err := ed.inPlace(fmt.Sprintf("edit%03d", n)); err != nil {
+				t.Errorf("editor: %v", err)
+				return
+			}
+		}
+	}()
+	var mu sync.Mutex
+	var outcomes []failOutcome
+	var wg sync.WaitGroup
+	for w, id := range ids {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for k := 1; k <= saves; k++ {
+				select {
+				case <-editorDone:
+					return
+				default:
+				}
+				r, err := c.try(ctx, nil, "fail", id, "--output", c.path(fmt.Sprintf("out-%d-%d.txt", w, k)))
+				mu.Lock()
+				outcomes = append(outcomes, failOutcome{w, k, failRow(w, k), r, err})
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	<-editorDone
+
+	final := c.read(".orchestrator/issue_queue.md")
+	present := rowsOf(final)
+	refused, lost := 0, 0
+	for _, o := range outcomes {
+		switch {
+		case o.err != nil:
+			t.Error(o.err)
+			refused++
+		case o.res.code != 0:
+			t.Errorf("%q: fail: exit %d after %v, want 0\n%s", o.row, o.res.code, o.res.wall, o.res.stderr)
+			refused++
+		case present[o.row] != 1:
+			t.Errorf("%q: fail reported success, and the row is in the queue %d times", o.row, present[o.row])
+			lost++
+		}
+		delete(present, o.row)
+	}
+	for row := range present {
+		t.Errorf("the queue holds a row no fail reported: %q", row)
+	}
+	words := notesWords(final, notesLine)
+	dropped := 0
+	for _, w := range append(slices.Clip(ed.saved), ed.orphaned...) {
+		if !slices.Contains(words, w) {
+			dropped++
+		}
+	}
+	if dropped > 0 {
+		t.Errorf("%d of the editor's %d saved words are not in the final queue (%d were written into a file a fail had just replaced)", dropped, len(ed.saved)+len(ed.orphaned), len(ed.orphaned))
+	}
+	if got := len(ed.saved) + len(ed.orphaned); got != saves {
+		t.Errorf("the editor saved %d times, want %d", got, saves)
+	}
+	if len(outcomes) < len(ids) {
+		t.Errorf("only %d fails ran during the saves", len(outcomes))
+	}
+	c.lint(ctx)
+	t.Logf("%d in-place saves in %v (%d into a replaced file), %d fails: %d refused, %d lost, %d words dropped",
+		len(ed.saved)+len(ed.orphaned), editing.Round(time.Millisecond), len(ed.orphaned), len(outcomes), refused, lost, dropped)
+}

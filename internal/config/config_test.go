@@ -563,7 +563,7 @@ func TestBadValues(t *testing.T) {
 		{"[classify]\ntransient = [\"a\", 429]", "2: classify.transient: item 2: must be a string, not a whole number"},
 		{"[classify]\npermanent = [\"\"]", "2: classify.permanent: item 1: empty pattern would match any output"},
 		{"[verify]\nallow_issue_commands = \"yes\"", "2: verify.allow_issue_commands: must be true or false, not a string"},
-		{"[verify.build]\ntimeout = \"1m\"", "1: verify.build: command is missing"},
+		{"[verify.build]\ntimeout = \"1m\"", `1: verify.build: command is missing; a check needs command = "...", the shell command that verifies an issue's fix`},
 		{"[verify.build]\ncommand = \"  \"", "2: verify.build.command: must not be empty"},
 		{"[verify.build]\ncommand = \"make\"\ntimeout = \"soon\"", `3: verify.build.timeout: "soon" is not a duration (use Go syntax such as "30m" or "1h30m")`},
 		{"[logs]\ntext_retention = 168", `2: logs.text_retention: must be a duration string such as "30m", not a whole number`},

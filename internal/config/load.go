@@ -183,7 +183,7 @@ func (d *fileDecoder) checkCommands() {
 		key := "verify." + name + ".command"
 		reported := slices.ContainsFunc(d.problems, func(p Problem) bool { return p.Key == key })
 		if d.c.Verification.Checks[name].Command == "" && !reported {
-			d.problem([]string{"verify", name}, key, fmt.Sprintf("verify.%s: command is missing", name))
+			d.problem([]string{"verify", name}, key, fmt.Sprintf(`verify.%s: command is missing; a check needs command = "...", the shell command that verifies an issue's fix`, name))
 		}
 	}
 }

@@ -1,0 +1,19 @@
+//go:build !linux
+
+package issuequeue
+
+import "errors"
+
+// leased is a read lease on a state file; only Linux has them (see
+// lease_linux.go), so elsewhere the tool waits for quiet instead.
+type leased struct{}
+
+var errWriting = errors.New("open for writing")
+
+func lease(string) (*leased, error)   { return nil, nil }
+func (*leased) broken() bool          { return false }
+func (*leased) release()              {}
+func (*leased) close()                {}
+func (*leased) read() ([]byte, error) { return nil, nil }
+func (*leased) again() bool           { return true }
+func (*leased) size() (int64, error)  { return 0, nil }
