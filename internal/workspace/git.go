@@ -24,6 +24,7 @@ type repo struct {
 	top     string   // the top of the work tree
 	exclude string   // the state directory relative to top, slash-separated; "" if outside
 	index   string   // the private index, a stat cache
+	tree    string   // the file that holds the key of the index's entries and the id of their tree
 	objects string   // the private object directory
 	env     []string // git's environment, without GIT_INDEX_FILE
 }
@@ -158,6 +159,7 @@ func (w *Workspace) newRepo(path, root string, env, lines []string) (*repo, stri
 	}
 	key := sha256.Sum256([]byte(top))
 	r.index = w.dir("git", "index-"+hex.EncodeToString(key[:8]))
+	r.tree = w.dir("git", "tree-"+hex.EncodeToString(key[:8]))
 	r.objects = w.dir("git", "objects")
 	r.env = append(env,
 		"GIT_DIR="+gitDir,
@@ -189,6 +191,8 @@ func gitEnv(environ []string) []string {
 // directory left out, computed against a copy of the private index that
 // then replaces it.
 func (r *repo) state(ctx context.Context) (string, error) {
+	_, err := os.Stat(r.objects)
+	objectsKept := err == nil
 	if err := os.MkdirAll(r.objects, 0o755); err != nil {
 		return "", fmt.Errorf("workspace: %w", err)
 	}
@@ -210,14 +214,44 @@ func (r *repo) state(ctx context.Context) (string, error) {
 	if _, stderr, err := runGit(ctx, r.git, r.top, env, nil, args...); err != nil && !onlyUncheckedOut(err, stderr) {
 		return "", gitError("git add", err, stderr)
 	}
+	last, lastTree := r.lastTree()
+	if lastTree != "" && objectsKept {
+		if key, err := entriesKey(tmp, len(lastTree)/2); err == nil && key == last {
+			// The entries are those the last recording wrote the tree of;
+			// "git add" at most refreshed their stat data.
+			if err := os.Rename(tmp, r.index); err != nil {
+				return "", fmt.Errorf("workspace: %w", err)
+			}
+			return lastTree, nil
+		}
+	}
 	out, stderr, err := runGit(ctx, r.git, r.top, env, nil, "write-tree")
 	if err != nil {
 		return "", gitError("git write-tree", err, stderr)
 	}
+	tree := strings.TrimSpace(string(out))
+	key, keyErr := entriesKey(tmp, len(tree)/2)
 	if err := os.Rename(tmp, r.index); err != nil {
 		return "", fmt.Errorf("workspace: %w", err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	if keyErr == nil {
+		writeAtomic(r.tree, []byte(key+" "+tree+"\n")) // only spares a write-tree next time
+	}
+	return tree, nil
+}
+
+// lastTree returns the key of the index entries the last recording wrote
+// the tree of (see entriesKey), and the tree's id; "" if not known.
+func (r *repo) lastTree() (key, tree string) {
+	data, err := os.ReadFile(r.tree)
+	if err != nil {
+		return "", ""
+	}
+	key, tree, ok := strings.Cut(strings.TrimSuffix(string(data), "\n"), " ")
+	if !ok || key == "" || (len(tree) != 40 && len(tree) != 64) {
+		return "", ""
+	}
+	return key, tree
 }
 
 // onlyUncheckedOut reports whether "git add --ignore-errors" failed only on
