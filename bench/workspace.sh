@@ -67,13 +67,14 @@ for _ in $(seq $warmup); do
 	state >/dev/null
 	status >/dev/null
 done
+# Each round edits the files once; both commands then see the same 10
+# files changed since their own last run, and then nothing changed.
 for r in $(seq "$runs"); do
-	timed state-idle state
-	timed status-idle status
 	"$gen" -edit 10 -dir "$repo"
 	timed state-edit state
-	"$gen" -edit 10 -dir "$repo"
 	timed status-edit status
+	timed state-idle state
+	timed status-idle status
 done
 
 median() { echo "$1" | tr ' ' '\n' | grep . | sort -n | awk '{ v[NR] = $1 } END { m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2; printf "%.2f", m / 1e6 }'; }
