@@ -191,8 +191,12 @@ func gitEnv(environ []string) []string {
 // directory left out, computed against a copy of the private index that
 // then replaces it.
 func (r *repo) state(ctx context.Context) (string, error) {
-	_, err := os.Stat(r.objects)
-	objectsKept := err == nil
+	if _, err := os.Stat(r.objects); err != nil {
+		// The index and the last tree name objects that are gone: start
+		// afresh, every file hashed again.
+		os.Remove(r.index)
+		os.Remove(r.tree)
+	}
 	if err := os.MkdirAll(r.objects, 0o755); err != nil {
 		return "", fmt.Errorf("workspace: %w", err)
 	}
@@ -214,30 +218,53 @@ func (r *repo) state(ctx context.Context) (string, error) {
 	if _, stderr, err := runGit(ctx, r.git, r.top, env, nil, args...); err != nil && !onlyUncheckedOut(err, stderr) {
 		return "", gitError("git add", err, stderr)
 	}
-	last, lastTree := r.lastTree()
-	if lastTree != "" && objectsKept {
-		if key, err := entriesKey(tmp, len(lastTree)/2); err == nil && key == last {
-			// The entries are those the last recording wrote the tree of;
-			// "git add" at most refreshed their stat data.
-			if err := os.Rename(tmp, r.index); err != nil {
-				return "", fmt.Errorf("workspace: %w", err)
-			}
-			return lastTree, nil
-		}
+	if tree, ok, err := r.treeOf(tmp); err != nil || ok {
+		return tree, err
 	}
 	out, stderr, err := runGit(ctx, r.git, r.top, env, nil, "write-tree")
 	if err != nil {
 		return "", gitError("git write-tree", err, stderr)
 	}
 	tree := strings.TrimSpace(string(out))
-	key, keyErr := entriesKey(tmp, len(tree)/2)
+	entries, keyErr := readIndex(tmp, len(tree)/2)
 	if err := os.Rename(tmp, r.index); err != nil {
 		return "", fmt.Errorf("workspace: %w", err)
 	}
 	if keyErr == nil {
-		writeAtomic(r.tree, []byte(key+" "+tree+"\n")) // only spares a write-tree next time
+		writeAtomic(r.tree, []byte(entriesKey(entries)+" "+tree+"\n")) // tells treeOf the hash size, and the tree if nothing changes
 	}
 	return tree, nil
+}
+
+// treeOf returns the tree of the index file index that "git add" left, and
+// puts the index in place, without starting "git write-tree" when it can:
+// when the index's entries are those whose tree the last recording wrote
+// (see entriesKey), or else by writing the tree itself (see writeTree). ok
+// is false when "git write-tree" is needed: nothing is known of the last
+// recording, or the index holds what writeTree leaves to git.
+func (r *repo) treeOf(index string) (tree string, ok bool, err error) {
+	last, lastTree := r.lastTree()
+	if lastTree == "" {
+		return "", false, nil
+	}
+	entries, err := readIndex(index, len(lastTree)/2)
+	if err != nil {
+		return "", false, nil
+	}
+	key := entriesKey(entries)
+	if key == last {
+		// "git add" at most refreshed the entries' stat data.
+		tree = lastTree
+	} else if tree, ok, err = writeTree(r.objects, entries); err != nil || !ok {
+		return "", false, err
+	}
+	if err := os.Rename(index, r.index); err != nil {
+		return "", false, fmt.Errorf("workspace: %w", err)
+	}
+	if tree != lastTree {
+		writeAtomic(r.tree, []byte(key+" "+tree+"\n"))
+	}
+	return tree, true, nil
 }
 
 // lastTree returns the key of the index entries the last recording wrote

@@ -1,6 +1,7 @@
 package workspace
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -20,11 +21,11 @@ func privateIndex(t *testing.T, w *Workspace) string {
 
 func key(t *testing.T, index string) string {
 	t.Helper()
-	k, err := entriesKey(index, 20)
+	entries, err := readIndex(index, 20)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return k
+	return entriesKey(entries)
 }
 
 func TestEntriesKey(t *testing.T) {
@@ -63,14 +64,15 @@ func TestEntriesKey(t *testing.T) {
 		t.Error("an edit did not change the key")
 	}
 	write(t, filepath.Join(root, "garbage"), "DIRC\x00\x00\x00\x02\x00\x00\x00\x05short")
-	if _, err := entriesKey(filepath.Join(root, "garbage"), 20); err == nil {
+	if _, err := readIndex(filepath.Join(root, "garbage"), 20); err == nil {
 		t.Error("a truncated index was read")
 	}
 }
 
-// TestGitStateSparesWriteTree checks that a recording that finds the
-// entries of the last one runs "git add" alone, even when git rewrote the
-// index to refresh the stat data of touched files.
+// TestGitStateSparesWriteTree checks that a recording after the first runs
+// "git add" alone: nothing changed, git rewrote the index to refresh the
+// stat data of touched files, or files changed and the tree is written
+// without git.
 func TestGitStateSparesWriteTree(t *testing.T) {
 	root, w := newRepo(t)
 	log := filepath.Join(t.TempDir(), "git.log")
@@ -106,7 +108,46 @@ func TestGitStateSparesWriteTree(t *testing.T) {
 	if got := state(t, w); got == s1 {
 		t.Error("an edit did not change the state")
 	}
-	if got, want := runs(), "add write-tree"; got != want {
+	if got, want := runs(), "add"; got != want {
 		t.Errorf("after an edit: ran %q, want %q", got, want)
+	}
+}
+
+// TestGitTreeAsWriteTree checks that the trees a recording writes itself
+// are those git writes: the same ids, readable by git.
+func TestGitTreeAsWriteTree(t *testing.T) {
+	root, w := newRepo(t)
+	s1 := state(t, w) // by git write-tree
+	for name, text := range map[string]string{
+		"a-": "1\n", "a.c": "2\n", "a0": "3\n", "a/b": "4\n", "a/b.c/d": "5\n", "a/b-/e": "6\n",
+		"deep/er/and/deeper/f": "7\n", "sub/new.go": "package sub\n", "sp ace/x y": "8\n",
+	} {
+		write(t, filepath.Join(root, filepath.FromSlash(name)), text)
+	}
+	os.Chmod(filepath.Join(root, "a0"), 0o755)
+	os.Symlink("a.c", filepath.Join(root, "link"))
+	os.Remove(filepath.Join(root, "gone.txt"))
+	nested := filepath.Join(root, "nested")
+	os.MkdirAll(nested, 0o755)
+	git(t, nested, "init", "-q")
+	write(t, filepath.Join(nested, "n"), "n\n")
+	git(t, nested, "add", "n")
+	git(t, nested, "commit", "-qm", "n")
+
+	s2 := state(t, w) // by writeTree
+	st, err := w.Diff(context.Background(), s1, s2)
+	if err != nil || st.FilesChanged != 12 {
+		t.Errorf("Diff = %+v, %v; want 12 files", st, err)
+	}
+	// Without the index and what is known of the last recording, the
+	// next one starts afresh, by git write-tree.
+	for _, name := range []string{"index-*", "tree-*"} {
+		names, _ := filepath.Glob(w.dir("git", name))
+		for _, name := range names {
+			os.Remove(name)
+		}
+	}
+	if fresh := state(t, w); fresh != s2 {
+		t.Errorf("state %s, git write-tree has %s", s2.Hex, fresh.Hex)
 	}
 }
