@@ -151,3 +151,32 @@ func TestGitTreeAsWriteTree(t *testing.T) {
 		t.Errorf("state %s, git write-tree has %s", s2.Hex, fresh.Hex)
 	}
 }
+
+// FuzzReadIndex checks that any file is read without a panic, as an index
+// or as an error.
+func FuzzReadIndex(f *testing.F) {
+	f.Add([]byte("DIRC\x00\x00\x00\x02\x00\x00\x00\x00"))
+	f.Add([]byte("DIRC\x00\x00\x00\x04\x00\x00\x00\x01" + strings.Repeat("\x00", 60) + "\x05abc\x00"))
+	if _, err := exec.LookPath("git"); err == nil {
+		root := f.TempDir()
+		git(f, root, "init", "-q")
+		write(f, filepath.Join(root, "a"), "a\n")
+		write(f, filepath.Join(root, "d", "b"), "b\n")
+		git(f, root, "add", "-A")
+		git(f, root, "update-index", "--index-version", "4")
+		if data, err := os.ReadFile(filepath.Join(root, ".git", "index")); err == nil {
+			f.Add(data)
+		}
+	}
+	path := filepath.Join(f.TempDir(), "index")
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, size := range []int{20, 32} {
+			if entries, err := readIndex(path, size); err == nil {
+				entriesKey(entries)
+			}
+		}
+	})
+}
