@@ -6,8 +6,13 @@
 #   the state, warm (the private index already made), nothing changed   within 1.5x git status
 #   the state, warm, 10 tracked files edited before each run             within 1.5x git status
 #
-# The first recording (the private index made from nothing, every file
-# hashed) is shown, not barred. Every command is timed as a whole process:
+# Each round edits 10 files, then times the state and git status (both see
+# the 10 files changed since their own last run), then both again (nothing
+# changed since). The first recording (the private index made from nothing,
+# every file hashed) is shown, not barred. Every command is timed as a whole
+# process (so the state's figures include starting a Go program, about 10 ms
+# of CPU on a small virtual machine, which the tool, recording from its own
+# running process, does not pay):
 # the median wall time of RUNS runs (default 15) after 2 warm-up runs, the
 # two commands taking turns run by run, the clock read around each run
 # ($EPOCHREALTIME in bash 5, else date +%s%N). The mean CPU time (user +
