@@ -180,3 +180,20 @@ func FuzzReadIndex(f *testing.F) {
 		}
 	})
 }
+
+// TestGitObjectsRemoved checks that a recording after the private objects
+// were removed, the index kept, starts afresh and gives the same state.
+func TestGitObjectsRemoved(t *testing.T) {
+	root, w := newRepo(t)
+	write(t, filepath.Join(root, "untracked.txt"), "new\n")
+	s1 := state(t, w)
+	os.RemoveAll(w.dir("git", "objects"))
+	if got := state(t, w); got != s1 {
+		t.Errorf("state %s, want %s", got.Hex, s1.Hex)
+	}
+	write(t, filepath.Join(root, "a.txt"), "changed\n")
+	s2 := state(t, w)
+	if st, err := w.Diff(context.Background(), s1, s2); err != nil || st.FilesChanged != 1 {
+		t.Errorf("Diff = %+v, %v; want a.txt", st, err)
+	}
+}
