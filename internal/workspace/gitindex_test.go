@@ -127,12 +127,7 @@ func TestGitTreeAsWriteTree(t *testing.T) {
 	os.Chmod(filepath.Join(root, "a0"), 0o755)
 	os.Symlink("a.c", filepath.Join(root, "link"))
 	os.Remove(filepath.Join(root, "gone.txt"))
-	nested := filepath.Join(root, "nested")
-	os.MkdirAll(nested, 0o755)
-	git(t, nested, "init", "-q")
-	write(t, filepath.Join(nested, "n"), "n\n")
-	git(t, nested, "add", "n")
-	git(t, nested, "commit", "-qm", "n")
+	nestedRepo(t, root)
 
 	s2 := state(t, w) // by writeTree
 	st, err := w.Diff(context.Background(), s1, s2)
