@@ -261,7 +261,7 @@ func (r *repo) treeOf(index string) (tree string, ok bool, err error) {
 	if err := os.Rename(index, r.index); err != nil {
 		return "", false, fmt.Errorf("workspace: %w", err)
 	}
-	if tree != lastTree {
+	if key != last {
 		writeAtomic(r.tree, []byte(key+" "+tree+"\n"))
 	}
 	return tree, true, nil
