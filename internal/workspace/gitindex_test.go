@@ -192,3 +192,23 @@ func TestGitObjectsRemoved(t *testing.T) {
 		t.Errorf("Diff = %+v, %v; want a.txt", st, err)
 	}
 }
+
+// TestIndexMark checks that an index with no checksum (index.skipHash) has
+// no mark: its tail says nothing of its content.
+func TestIndexMark(t *testing.T) {
+	dir := t.TempDir()
+	body := strings.Repeat("e", 100)
+	for _, c := range []struct {
+		name, tail string
+		want       bool
+	}{
+		{"checksum", strings.Repeat("\x01", 20), true},
+		{"no checksum", strings.Repeat("\x00", 20), false},
+	} {
+		path := filepath.Join(dir, c.name)
+		write(t, path, body+c.tail)
+		if got := indexMark(path) != ""; got != c.want {
+			t.Errorf("%s: marked %v, want %v", c.name, got, c.want)
+		}
+	}
+}
