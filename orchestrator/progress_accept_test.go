@@ -16,9 +16,45 @@ import (
 	"github.com/autoretry/orchestrator/templates"
 )
 
-// The progress rules against real agents' patterns, with a real "go test"
-// over a Go module whose ten tests fail, in a git work tree. The person's
-// index, HEAD, refs and stash are never changed by the recordings.
+// The progress rules against real agents' patterns, with a real test
+// runner over a project whose ten tests fail, in a git work tree: "go test"
+// over a Go module and pytest over a Python project, each test run against
+// both. The person's index, HEAD, refs and stash are never changed by the
+// recordings.
+
+// A testProject is one of the projects the acceptance tests run against,
+// and how an agent edits it.
+type testProject struct {
+	name      string
+	workspace func(t *testing.T, agent string) (*Runner, string)
+	file      string // the source file, with ten functions that return 0
+	touch     string // the project's files, for an agent that only touches them
+	bug       string // the comment that marks a function not yet fixed
+	first     string // the first function's line with its value as %s, a sed pattern
+	head      string // a sed pattern of a function's line whose group is its number
+	fixed     string // a function's line fixed, the number as $n
+	keyword   string // what a function's line begins with
+}
+
+var testProjects = []testProject{
+	{name: "go", workspace: progressWorkspace, file: "calc.go", touch: "calc.go calc_test.go", bug: "// bug",
+		first: "func F1() int { return %s }", head: `func F\([0-9]*\)`, fixed: "func F$n() int { return $n }", keyword: "func"},
+	{name: "pytest", workspace: pytestWorkspace, file: "calc.py", touch: "calc.py test_calc.py", bug: "# bug",
+		first: "def f1(): return %s", head: `def f\([0-9]*\)`, fixed: "def f$n(): return $n", keyword: "def"},
+}
+
+// forProjects runs test once for each project, as a subtest named for it.
+func forProjects(t *testing.T, test func(t *testing.T, p testProject)) {
+	for _, p := range testProjects {
+		t.Run(p.name, func(t *testing.T) { test(t, p) })
+	}
+}
+
+// setFirst is a sed command that sets the value the first function of p
+// returns to v (which may be a shell variable).
+func (p testProject) setFirst(v string) string {
+	return fmt.Sprintf(`sed -i "s/^%s/%s/" %s`, fmt.Sprintf(p.first, "[0-9]*"), fmt.Sprintf(p.first, v), p.file)
+}
 
 func progressWorkspace(t *testing.T, agent string) (*Runner, string) {
 	t.Helper()
@@ -165,28 +201,10 @@ func runStop(t *testing.T, r *Runner) (RunReport, Code) {
 }
 
 func TestProgressFixingOneTestPerLoopRunsToAllPass(t *testing.T) {
-	r, root := progressWorkspace(t, fixOneAgent("calc.go", "// bug", `func F\([0-9]*\)`, "func F$n() int { return $n }"))
-	wantRunToAllPass(t, r, root)
-}
-
-// The same agent on a Python project whose ten pytest tests fail.
-func TestProgressFixingOnePytestPerLoopRunsToAllPass(t *testing.T) {
-	r, root := pytestWorkspace(t, fixOneAgent("calc.py", "# bug", `def f\([0-9]*\)`, "def f$n(): return $n"))
-	wantRunToAllPass(t, r, root)
-}
-
-// An agent on the pytest project that only rewords and touches files is
-// halted with no_change at its second auto-retry loop.
-func TestProgressIdlePytestAgentHaltsNoChange(t *testing.T) {
-	r, root := pytestWorkspace(t, `echo "I reworded my plan"
-touch calc.py test_calc.py
-echo "$ORCHESTRATOR_LOOP" >> notes.log
-`)
-	before := gitSnapshot(t, root)
-	wantStopAt(t, r, CodeNoChange, 3, ProgressIdle, "no_change after loop 3 (2 auto-retry loops)")
-	if gitSnapshot(t, root) != before {
-		t.Error("the person's index, HEAD, refs or stash changed")
-	}
+	forProjects(t, func(t *testing.T, p testProject) {
+		r, root := p.workspace(t, fixOneAgent(p.file, p.bug, p.head, p.fixed))
+		wantRunToAllPass(t, r, root)
+	})
 }
 
 // fixOneAgent is a loop that fixes the first line of file marked bug: it
@@ -232,80 +250,96 @@ func wantRunToAllPass(t *testing.T, r *Runner, root string) {
 	}
 }
 
+// An agent that only rewords and touches files is halted with no_change
+// at its second auto-retry loop.
 func TestProgressIdleAgentHaltsNoChange(t *testing.T) {
-	r, root := progressWorkspace(t, `echo "I reworded my plan"
-touch calc.go calc_test.go
+	forProjects(t, func(t *testing.T, p testProject) {
+		r, root := p.workspace(t, `echo "I reworded my plan"
+touch `+p.touch+`
 echo "$ORCHESTRATOR_LOOP" >> notes.log
 `)
-	before := gitSnapshot(t, root)
-	wantStopAt(t, r, CodeNoChange, 3, ProgressIdle, "no_change after loop 3 (2 auto-retry loops)")
-	assertHaltEvent(t, r.O.Dir, CodeNoChange)
-	if rr, errs := Replay(r.O.Dir, time.Time{}, r.O.Config); len(errs) > 0 || len(rr.Differences) != 0 {
-		t.Errorf("replay, same config: %+v %v", rr, errs)
-	}
-	off := *r.O.Config
-	off.Progress.IdleLoops = 0
-	if rr, _ := Replay(r.O.Dir, time.Time{}, &off); len(rr.Differences) != 1 || rr.LoopsAdded != 1 || rr.Differences[0].ReplayedCode != CodeNoProgress {
-		t.Errorf("replay, idle_loops = 0: %+v", rr)
-	}
-	if gitSnapshot(t, root) != before {
-		t.Error("the person's index, HEAD, refs or stash changed")
-	}
+		before := gitSnapshot(t, root)
+		wantStopAt(t, r, CodeNoChange, 3, ProgressIdle, "no_change after loop 3 (2 auto-retry loops)")
+		assertHaltEvent(t, r.O.Dir, CodeNoChange)
+		if rr, errs := Replay(r.O.Dir, time.Time{}, r.O.Config); len(errs) > 0 || len(rr.Differences) != 0 {
+			t.Errorf("replay, same config: %+v %v", rr, errs)
+		}
+		off := *r.O.Config
+		off.Progress.IdleLoops = 0
+		if rr, _ := Replay(r.O.Dir, time.Time{}, &off); len(rr.Differences) != 1 || rr.LoopsAdded != 1 || rr.Differences[0].ReplayedCode != CodeNoProgress {
+			t.Errorf("replay, idle_loops = 0: %+v", rr)
+		}
+		if gitSnapshot(t, root) != before {
+			t.Error("the person's index, HEAD, refs or stash changed")
+		}
+	})
 }
 
+// An agent that goes between two wrong fixes is halted with cycle at the
+// first return to a state in which the tests had failed.
 func TestProgressCyclingAgentHaltsCycle(t *testing.T) {
-	r, root := progressWorkspace(t, `if [ $((ORCHESTRATOR_LOOP % 2)) = 1 ]; then v=100; else v=200; fi
-sed -i "s/^func F1() int { return [0-9]* }/func F1() int { return $v }/" calc.go
+	forProjects(t, func(t *testing.T, p testProject) {
+		r, root := p.workspace(t, `if [ $((ORCHESTRATOR_LOOP % 2)) = 1 ]; then v=100; else v=200; fi
+`+p.setFirst("$v")+`
 `)
-	before := gitSnapshot(t, root)
-	wantStopAt(t, r, CodeCycle, 3, ProgressCycled, "cycle at loop 3, the first return")
-	assertHaltEvent(t, r.O.Dir, CodeCycle)
-	if gitSnapshot(t, root) != before {
-		t.Error("the person's index, HEAD, refs or stash changed")
-	}
-	lc, ok, err := FindLoopChange(r.O.Dir, "", 3)
-	if err != nil || !ok {
-		t.Fatalf("loop 3's change: %v %v", ok, err)
-	}
-	diff, err := lc.DiffText(context.Background(), r.O.Dir)
-	if err != nil || !strings.Contains(string(diff), "-func F1() int { return 200 }") || !strings.Contains(string(diff), "+func F1() int { return 100 }") {
-		t.Errorf("diff of loop 3: %v\n%s", err, diff)
-	}
+		before := gitSnapshot(t, root)
+		wantStopAt(t, r, CodeCycle, 3, ProgressCycled, "cycle at loop 3, the first return")
+		assertHaltEvent(t, r.O.Dir, CodeCycle)
+		if gitSnapshot(t, root) != before {
+			t.Error("the person's index, HEAD, refs or stash changed")
+		}
+		lc, ok, err := FindLoopChange(r.O.Dir, "", 3)
+		if err != nil || !ok {
+			t.Fatalf("loop 3's change: %v %v", ok, err)
+		}
+		diff, err := lc.DiffText(context.Background(), r.O.Dir)
+		if err != nil || !strings.Contains(string(diff), "-"+fmt.Sprintf(p.first, "200")) || !strings.Contains(string(diff), "+"+fmt.Sprintf(p.first, "100")) {
+			t.Errorf("diff of loop 3: %v\n%s", err, diff)
+		}
+	})
 }
 
+// A wrong fix committed and then undone by git revert is a cycle too: the
+// work tree is back where the run began.
 func TestProgressGitRevertHaltsCycle(t *testing.T) {
-	r, _ := progressWorkspace(t, `if [ "$ORCHESTRATOR_LOOP" = 1 ]; then
-  sed -i 's/^func F1() int { return 0 }/func F1() int { return 7 }/' calc.go
+	forProjects(t, func(t *testing.T, p testProject) {
+		r, _ := p.workspace(t, `if [ "$ORCHESTRATOR_LOOP" = 1 ]; then
+  `+p.setFirst("7")+`
   git commit -qam 'wrong fix'
 else
   git revert --no-edit HEAD >/dev/null
 fi
 `)
-	rep, code := runStop(t, r)
-	if code != CodeCycle || rep.Loops != 2 {
-		t.Fatalf("run: %+v, code %q; want cycle at loop 2, back where the run began", rep, code)
-	}
-	assertHaltEvent(t, r.O.Dir, CodeCycle)
+		rep, code := runStop(t, r)
+		if code != CodeCycle || rep.Loops != 2 {
+			t.Fatalf("run: %+v, code %q; want cycle at loop 2, back where the run began", rep, code)
+		}
+		assertHaltEvent(t, r.O.Dir, CodeCycle)
+	})
 }
 
+// An agent that only reformats (a blank line before every function) changes
+// the files every loop but no test: it stops with no_progress.
 func TestProgressReformattingAgentStopsNoProgress(t *testing.T) {
-	r, root := progressWorkspace(t, `sed -i 's/^func /\nfunc /' calc.go
+	forProjects(t, func(t *testing.T, p testProject) {
+		r, root := p.workspace(t, `sed -i 's/^`+p.keyword+` /\n`+p.keyword+` /' `+p.file+`
 `)
-	before := gitSnapshot(t, root)
-	wantStopAt(t, r, CodeNoProgress, 4, ProgressChanged, "no_progress after loop 4 (3 auto-retry loops)")
-	// Replayed under the config it ran with, nothing differs; with
-	// [progress] loops = 2 the run stops a loop earlier.
-	if rr, errs := Replay(r.O.Dir, time.Time{}, r.O.Config); len(errs) > 0 || len(rr.Differences) != 0 || rr.LoopsRecorded != 4 {
-		t.Errorf("replay, same config: %+v %v", rr, errs)
-	}
-	stricter := *r.O.Config
-	stricter.Progress.Loops = 2
-	if rr, _ := Replay(r.O.Dir, time.Time{}, &stricter); len(rr.Differences) != 1 || rr.LoopsSaved != 1 || rr.Differences[0].ReplayedLoop != 3 {
-		t.Errorf("replay, progress.loops = 2: %+v", rr)
-	}
-	if gitSnapshot(t, root) != before {
-		t.Error("the person's index, HEAD, refs or stash changed")
-	}
+		before := gitSnapshot(t, root)
+		wantStopAt(t, r, CodeNoProgress, 4, ProgressChanged, "no_progress after loop 4 (3 auto-retry loops)")
+		// Replayed under the config it ran with, nothing differs; with
+		// [progress] loops = 2 the run stops a loop earlier.
+		if rr, errs := Replay(r.O.Dir, time.Time{}, r.O.Config); len(errs) > 0 || len(rr.Differences) != 0 || rr.LoopsRecorded != 4 {
+			t.Errorf("replay, same config: %+v %v", rr, errs)
+		}
+		stricter := *r.O.Config
+		stricter.Progress.Loops = 2
+		if rr, _ := Replay(r.O.Dir, time.Time{}, &stricter); len(rr.Differences) != 1 || rr.LoopsSaved != 1 || rr.Differences[0].ReplayedLoop != 3 {
+			t.Errorf("replay, progress.loops = 2: %+v", rr)
+		}
+		if gitSnapshot(t, root) != before {
+			t.Error("the person's index, HEAD, refs or stash changed")
+		}
+	})
 }
 
 // wantStopAt runs r to its stop and checks that it stopped with code after

@@ -26,12 +26,19 @@
 //     what "git status" does. Each recording works on its own copy and puts
 //     it in place with a rename, so a recording that is killed or runs beside
 //     another leaves no lock behind.
-//   - the objects "git add" and "git write-tree" write (blobs of changed and
-//     untracked files, trees) go to a private object directory under the
-//     state directory (GIT_OBJECT_DIRECTORY), with the repository's object
-//     directory as an alternate (GIT_ALTERNATE_OBJECT_DIRECTORIES), so that
-//     blobs already in the repository are found there and not written again,
-//     and nothing is ever added to the repository's object store.
+//   - a recording runs one git process, "git add", as a rule. When the
+//     index's entries (paths, modes, object ids; not the file times git
+//     also keeps) are those of the last recording, its tree id is reused;
+//     otherwise the tool hashes and writes the trees itself, as "git
+//     write-tree" would. "git write-tree" runs on the first recording, in
+//     SHA-256 repositories, and for entries it alone handles (a merge in
+//     progress, intent-to-add or skip-worktree entries).
+//   - the objects a recording writes (blobs of changed and untracked files,
+//     trees) go to a private object directory under the state directory
+//     (GIT_OBJECT_DIRECTORY), with the repository's object directory as an
+//     alternate (GIT_ALTERNATE_OBJECT_DIRECTORIES), so that blobs already in
+//     the repository are found there and not written again, and nothing is
+//     ever added to the repository's object store.
 //   - no command that writes refs, HEAD, the stash, the index or the working
 //     files is run: only rev-parse, add and write-tree against the private
 //     index, and diff-tree. GIT_OPTIONAL_LOCKS=0 is set, the file system
@@ -46,7 +53,8 @@
 // objects found in the common git directory.
 //
 // The private object directory grows by the blobs of files that changed or
-// are untracked, once per distinct content; it is never pruned, because a
+// are untracked, and the trees of the states, once per distinct content;
+// it is never pruned, because a
 // recorded state must stay diffable. Removing the directory
 // (STATEDIR/workspace) costs only the diffs of states recorded before.
 //
@@ -70,7 +78,7 @@
 //
 // # Layout
 //
-// Everything lives in STATEDIR/workspace: git/objects and git/index-* for
-// git, files/manifests, files/blobs and files/cache-* outside git. A
+// Everything lives in STATEDIR/workspace: git/objects, git/index-* and
+// git/tree-* (the last recording's entries and tree) for git, files/manifests, files/blobs and files/cache-* outside git. A
 // recording made while another runs is safe; both see the files as they were.
 package workspace

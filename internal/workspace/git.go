@@ -24,6 +24,7 @@ type repo struct {
 	top     string   // the top of the work tree
 	exclude string   // the state directory relative to top, slash-separated; "" if outside
 	index   string   // the private index, a stat cache
+	tree    string   // the file that holds the key of the index's entries and the id of their tree
 	objects string   // the private object directory
 	env     []string // git's environment, without GIT_INDEX_FILE
 }
@@ -158,6 +159,7 @@ func (w *Workspace) newRepo(path, root string, env, lines []string) (*repo, stri
 	}
 	key := sha256.Sum256([]byte(top))
 	r.index = w.dir("git", "index-"+hex.EncodeToString(key[:8]))
+	r.tree = w.dir("git", "tree-"+hex.EncodeToString(key[:8]))
 	r.objects = w.dir("git", "objects")
 	r.env = append(env,
 		"GIT_DIR="+gitDir,
@@ -189,6 +191,12 @@ func gitEnv(environ []string) []string {
 // directory left out, computed against a copy of the private index that
 // then replaces it.
 func (r *repo) state(ctx context.Context) (string, error) {
+	if _, err := os.Stat(r.objects); err != nil {
+		// The index and the last tree name objects that are gone: start
+		// afresh, every file hashed again.
+		os.Remove(r.index)
+		os.Remove(r.tree)
+	}
 	if err := os.MkdirAll(r.objects, 0o755); err != nil {
 		return "", fmt.Errorf("workspace: %w", err)
 	}
@@ -210,14 +218,110 @@ func (r *repo) state(ctx context.Context) (string, error) {
 	if _, stderr, err := runGit(ctx, r.git, r.top, env, nil, args...); err != nil && !onlyUncheckedOut(err, stderr) {
 		return "", gitError("git add", err, stderr)
 	}
+	if tree, ok, err := r.treeOf(tmp); err != nil || ok {
+		return tree, err
+	}
 	out, stderr, err := runGit(ctx, r.git, r.top, env, nil, "write-tree")
 	if err != nil {
 		return "", gitError("git write-tree", err, stderr)
 	}
+	tree := strings.TrimSpace(string(out))
+	entries, keyErr := readIndex(tmp, len(tree)/2)
+	mark := indexMark(tmp)
 	if err := os.Rename(tmp, r.index); err != nil {
 		return "", fmt.Errorf("workspace: %w", err)
 	}
-	return strings.TrimSpace(string(out)), nil
+	if keyErr == nil {
+		r.noteTree(entriesKey(entries), tree, mark) // tells treeOf the hash size, and the tree if nothing changes
+	}
+	return tree, nil
+}
+
+// treeOf returns the tree of the index file index that "git add" left, and
+// puts the index in place, without starting "git write-tree" when it can:
+// when the index's entries are those whose tree the last recording wrote
+// (the same file, by its mark, is not even read; see entriesKey), or else
+// by writing the tree itself (see writeTree). ok
+// is false when "git write-tree" is needed: nothing is known of the last
+// recording, or the index holds what writeTree leaves to git.
+func (r *repo) treeOf(index string) (tree string, ok bool, err error) {
+	last, lastTree, lastMark := r.lastTree()
+	if lastTree == "" {
+		return "", false, nil
+	}
+	mark := indexMark(index)
+	key := last
+	if mark == "" || mark != lastMark {
+		// git add rewrote the index: read its entries.
+		entries, err := readIndex(index, len(lastTree)/2)
+		if err != nil {
+			return "", false, nil
+		}
+		key = entriesKey(entries)
+		if key != last {
+			if tree, ok, err = writeTree(r.objects, entries); err != nil || !ok {
+				return "", false, err
+			}
+		}
+	}
+	if key == last {
+		// "git add" at most refreshed the entries' stat data.
+		tree = lastTree
+	}
+	if err := os.Rename(index, r.index); err != nil {
+		return "", false, fmt.Errorf("workspace: %w", err)
+	}
+	if key != last || mark != lastMark {
+		r.noteTree(key, tree, mark)
+	}
+	return tree, true, nil
+}
+
+// noteTree notes, for the next recording, the key of the entries of the
+// index just put in place, their tree's id and the index file's mark.
+func (r *repo) noteTree(key, tree, mark string) {
+	writeAtomic(r.tree, []byte(key+" "+tree+" "+mark+"\n")) // only spares work next time
+}
+
+// lastTree returns what noteTree noted last; "" if not known.
+func (r *repo) lastTree() (key, tree, mark string) {
+	data, err := os.ReadFile(r.tree)
+	if err != nil {
+		return "", "", ""
+	}
+	f := strings.Fields(string(data))
+	if len(f) < 2 || len(f[0]) != 2*sha256.Size || (len(f[1]) != 40 && len(f[1]) != 64) {
+		return "", "", ""
+	}
+	if len(f) > 2 {
+		mark = f[2]
+	}
+	return f[0], f[1], mark
+}
+
+// indexMark identifies the content of the index file at path by its size
+// and its last 32 bytes, which end in the checksum git writes over the rest
+// of the file: two index files with the same mark have the same entries.
+// "" if the file cannot be read or has no checksum (index.skipHash writes
+// zeros in its place).
+func indexMark(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() < 64 {
+		return ""
+	}
+	tail := make([]byte, 32)
+	if _, err := f.ReadAt(tail, fi.Size()-32); err != nil {
+		return ""
+	}
+	if bytes.Count(tail[12:], []byte{0}) == 20 {
+		return ""
+	}
+	return strconv.FormatInt(fi.Size(), 10) + "-" + hex.EncodeToString(tail)
 }
 
 // onlyUncheckedOut reports whether "git add --ignore-errors" failed only on

@@ -273,12 +273,7 @@ func TestGitNestedRepositories(t *testing.T) {
 	if got := state(t, w); got != s1 {
 		t.Errorf("a nested repository with no commit changed the state")
 	}
-	nested := filepath.Join(root, "nested")
-	os.MkdirAll(nested, 0o755)
-	git(t, nested, "init", "-q")
-	write(t, filepath.Join(nested, "n"), "n\n")
-	git(t, nested, "add", "n")
-	git(t, nested, "commit", "-qm", "n")
+	nested := nestedRepo(t, root)
 	s2 := state(t, w)
 	if s2 == s1 {
 		t.Errorf("a nested repository with a commit did not change the state")
@@ -294,6 +289,19 @@ func TestGitNestedRepositories(t *testing.T) {
 	if after := repoPrint(t, root); after != before {
 		t.Errorf("the repository changed:\n%s\nwant\n%s", after, before)
 	}
+}
+
+// nestedRepo makes a repository with one commit in root/nested and returns
+// its path.
+func nestedRepo(t *testing.T, root string) string {
+	t.Helper()
+	nested := filepath.Join(root, "nested")
+	os.MkdirAll(nested, 0o755)
+	git(t, nested, "init", "-q")
+	write(t, filepath.Join(nested, "n"), "n\n")
+	git(t, nested, "add", "n")
+	git(t, nested, "commit", "-qm", "n")
+	return nested
 }
 
 func TestGitLinkedWorktree(t *testing.T) {
