@@ -3,7 +3,6 @@ package workspace
 import (
 	"bytes"
 	"crypto/sha256"
-	"encoding/gob"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -142,25 +143,85 @@ func (w *Workspace) filesState() (string, error) {
 	return hex, nil
 }
 
+// The stat cache is a text file: a header line, then a line per file of
+// its quoted path, size, modification time, inode, mode, content hash and
+// when the content was read. (A text format of its own rather than a
+// general encoder: encoding/gob registers its types when any program that
+// links it starts, which every command of the binary would pay.)
+const cacheHeader = "orchestrator workspace stat cache 1\n"
+
 func loadCache(path string) map[string]cacheEntry {
-	f, err := os.Open(path)
+	data, err := os.ReadFile(path)
 	if err != nil {
 		return nil
 	}
-	defer f.Close()
-	var m map[string]cacheEntry
-	if gob.NewDecoder(f).Decode(&m) != nil {
+	m, ok := parseCache(data)
+	if !ok {
 		return nil // a damaged cache only costs reading the files again
 	}
 	return m
 }
 
-func saveCache(path string, m map[string]cacheEntry) error {
-	var buf bytes.Buffer
-	if err := gob.NewEncoder(&buf).Encode(m); err != nil {
-		return fmt.Errorf("workspace: %w", err)
+// parseCache reads a stat cache; false if any line is not as
+// formatCache writes it.
+func parseCache(data []byte) (map[string]cacheEntry, bool) {
+	rest, ok := bytes.CutPrefix(data, []byte(cacheHeader))
+	if !ok {
+		return nil, false
 	}
-	return writeAtomic(path, buf.Bytes())
+	m := make(map[string]cacheEntry, bytes.Count(rest, []byte{'\n'}))
+	for len(rest) > 0 {
+		line, after, found := bytes.Cut(rest, []byte{'\n'})
+		if !found {
+			return nil, false
+		}
+		rest = after
+		name, err := strconv.QuotedPrefix(string(line))
+		if err != nil {
+			return nil, false
+		}
+		rel, err := strconv.Unquote(name)
+		if err != nil {
+			return nil, false
+		}
+		f := strings.Fields(string(line[len(name):]))
+		if len(f) != 6 {
+			return nil, false
+		}
+		var ce cacheEntry
+		var e1, e2, e3, e4 error
+		ce.Size, e1 = strconv.ParseInt(f[0], 10, 64)
+		ce.Mtime, e2 = strconv.ParseInt(f[1], 10, 64)
+		ce.Ino, e3 = strconv.ParseUint(f[2], 10, 64)
+		ce.Mode, ce.Hash = strings.TrimPrefix(f[3], "-"), strings.TrimPrefix(f[4], "-")
+		ce.Hashed, e4 = strconv.ParseInt(f[5], 10, 64)
+		if errors.Join(e1, e2, e3, e4) != nil {
+			return nil, false
+		}
+		m[rel] = ce
+	}
+	return m, true
+}
+
+// formatCache writes the stat cache m, its paths sorted.
+func formatCache(m map[string]cacheEntry) []byte {
+	names := make([]string, 0, len(m))
+	for rel := range m {
+		names = append(names, rel)
+	}
+	sort.Strings(names)
+	b := []byte(cacheHeader)
+	for _, rel := range names {
+		ce := m[rel]
+		b = strconv.AppendQuote(b, rel)
+		// A mode or hash is never empty; "-" keeps the fields apart if one were.
+		b = fmt.Appendf(b, " %d %d %d -%s -%s %d\n", ce.Size, ce.Mtime, ce.Ino, ce.Mode, ce.Hash, ce.Hashed)
+	}
+	return b
+}
+
+func saveCache(path string, m map[string]cacheEntry) error {
+	return writeAtomic(path, formatCache(m))
 }
 
 // writeAtomic writes data to path through a temporary file and a rename, so
