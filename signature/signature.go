@@ -121,6 +121,12 @@ func (r *Rules) Name() string { return r.name }
 // Sum returns the signature of everything read from rd: 64 lowercase
 // hexadecimal digits.
 func (r *Rules) Sum(rd io.Reader) (string, error) {
+	return r.sum(rd, pipelineWorkers())
+}
+
+// sum is Sum with the line rules in a pipeline of the given number of
+// workers, or none for 0.
+func (r *Rules) sum(rd io.Reader, workers int) (string, error) {
 	if r.off {
 		return Raw(rd)
 	}
@@ -144,9 +150,14 @@ func (r *Rules) Sum(rd io.Reader) (string, error) {
 		full <- b
 		return <-free
 	}
+	if st.rep != nil && workers > 0 {
+		st.startPipeline(workers, r.slowTests)
+	}
 	_, err := io.CopyBuffer(streamWriter{st}, onlyReader{rd}, make([]byte, readSize))
 	if err == nil {
 		st.close()
+	} else if st.pipe != nil {
+		st.pipe.wait()
 	}
 	close(full)
 	<-hashed
