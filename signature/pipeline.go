@@ -9,6 +9,7 @@ package signature
 // becomes what stream.line2 makes of it; only the work is shared out.
 
 import (
+	"bytes"
 	"runtime"
 	"sync"
 )
@@ -34,10 +35,18 @@ type pipeline struct {
 // A batch holds lines of output and what the line rules made of them.
 type batch struct {
 	data  []byte // the lines as read, one after another
-	lines []preLine
+	segs  []segment
+	lines []preLine     // the lines of segs, as the line rules took them
 	norm  []byte        // the lines' normalized text
 	prep  []byte        // lines as the report rules see them, where not as read
 	ready chan struct{} // a token when the line rules are done with it
+}
+
+// A segment of a batch's data holds one line, or lines separated by
+// newlines (one line, perhaps empty, more than it has newlines).
+type segment struct {
+	start, end int
+	lines      bool
 }
 
 // preLine is a line of a batch: its bytes in data (or, inPrep, in prep),
@@ -94,11 +103,17 @@ func newBatch() *batch {
 }
 
 // add adds a line, given without its newline, to the batch being gathered.
-func (p *pipeline) add(b []byte) {
+func (p *pipeline) add(b []byte) { p.addSegment(b, false) }
+
+// addLines adds lines separated by newlines, the last given without its
+// newline.
+func (p *pipeline) addLines(b []byte) { p.addSegment(b, true) }
+
+func (p *pipeline) addSegment(b []byte, lines bool) {
 	bt := p.cur
 	start := len(bt.data)
 	bt.data = append(bt.data, b...)
-	bt.lines = append(bt.lines, preLine{raw: [2]int{start, len(bt.data)}})
+	bt.segs = append(bt.segs, segment{start, len(bt.data), lines})
 	if len(bt.data) >= batchSize {
 		p.send()
 	}
@@ -108,13 +123,13 @@ func (p *pipeline) send() {
 	p.work <- p.cur
 	p.order <- p.cur
 	p.cur = <-p.free
-	p.cur.data, p.cur.lines = p.cur.data[:0], p.cur.lines[:0]
+	p.cur.data, p.cur.segs = p.cur.data[:0], p.cur.segs[:0]
 }
 
 // wait sends the last batch and returns once the report rules have read
 // every line.
 func (p *pipeline) wait() {
-	if len(p.cur.lines) > 0 {
+	if len(p.cur.segs) > 0 {
 		p.send()
 	}
 	close(p.work)
@@ -127,34 +142,54 @@ func (p *pipeline) wait() {
 func (p *pipeline) normalize(lb *lineBufs) {
 	defer p.workers.Done()
 	for bt := range p.work {
-		bt.norm, bt.prep = bt.norm[:0], bt.prep[:0]
-		for i := range bt.lines {
-			l := &bt.lines[i]
-			b := bt.data[l.raw[0]:l.raw[1]]
-			l.how, l.inPrep = preNorm, false
-			// As in line2: an event of go test -json first, then quick.
-			if len(b) > 12 && b[0] == '{' && b[1] == '"' {
-				l.how = preFull
+		bt.lines, bt.norm, bt.prep = bt.lines[:0], bt.norm[:0], bt.prep[:0]
+		for _, sg := range bt.segs {
+			if !sg.lines {
+				p.normalizeLine(lb, bt, sg.start, sg.end)
 				continue
 			}
-			if len(b) <= maxLine && len(lb.sc.extra) == 0 {
-				if act, _, _ := quickAct(b, p.slowTests); act != aSeq {
-					l.how = preQuick
-					continue
+			for start := sg.start; ; {
+				nl := bytes.IndexByte(bt.data[start:sg.end], '\n')
+				if nl < 0 {
+					p.normalizeLine(lb, bt, start, sg.end)
+					break
 				}
-			}
-			start := len(bt.norm)
-			var raw []byte
-			bt.norm, raw = lb.appendLine2(bt.norm, b)
-			l.norm = [2]int{start, len(bt.norm)}
-			if len(raw) != len(b) || len(raw) > 0 && &raw[0] != &b[0] {
-				start := len(bt.prep)
-				bt.prep = append(bt.prep, raw...)
-				l.raw, l.inPrep = [2]int{start, len(bt.prep)}, true
+				p.normalizeLine(lb, bt, start, start+nl)
+				start += nl + 1
 			}
 		}
 		bt.ready <- struct{}{}
 	}
+}
+
+// normalizeLine applies the line rules to the line bt.data[start:end] and
+// adds it to bt.lines.
+func (p *pipeline) normalizeLine(lb *lineBufs, bt *batch, start, end int) {
+	b := bt.data[start:end]
+	l := preLine{how: preNorm, raw: [2]int{start, end}}
+	switch {
+	case len(b) > 12 && b[0] == '{' && b[1] == '"':
+		// As in line2: an event of go test -json first, then quick.
+		l.how = preFull
+	case len(b) <= maxLine && len(lb.sc.extra) == 0 && quickCandidate(b, p.slowTests):
+		l.how = preQuick
+	default:
+		s := len(bt.norm)
+		var raw []byte
+		bt.norm, raw = lb.appendLine2(bt.norm, b)
+		l.norm = [2]int{s, len(bt.norm)}
+		if len(raw) != len(b) || len(raw) > 0 && &raw[0] != &b[0] {
+			s := len(bt.prep)
+			bt.prep = append(bt.prep, raw...)
+			l.raw, l.inPrep = [2]int{s, len(bt.prep)}, true
+		}
+	}
+	bt.lines = append(bt.lines, l)
+}
+
+func quickCandidate(b []byte, slowTests bool) bool {
+	act, _, _ := quickAct(b, slowTests)
+	return act != aSeq
 }
 
 // report hands the batches' lines to the report rules, in order.

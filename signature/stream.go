@@ -62,6 +62,17 @@ func (r *Rules) newStream(emit func([]byte) error) *stream {
 
 func (st *stream) write(p []byte) {
 	for len(p) > 0 {
+		if st.pipe != nil && len(st.carry) == 0 && !st.pendingCR {
+			// The complete lines go to the pipeline in one piece.
+			if last := bytes.LastIndexByte(p, '\n'); last >= 0 {
+				st.pipe.addLines(p[:last])
+				p = p[last+1:]
+			}
+			if len(p) > 0 {
+				st.appendCarry(p)
+			}
+			return
+		}
 		nl := bytes.IndexByte(p, '\n')
 		if nl < 0 {
 			st.appendCarry(p)
