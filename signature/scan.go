@@ -7,6 +7,7 @@ package signature
 
 import (
 	"bytes"
+	"encoding/binary"
 	"path/filepath"
 	"strings"
 )
@@ -181,6 +182,14 @@ func (s *scanner) appendLine(out, b []byte, paths bool) ([]byte, bool) {
 		if k&cWord != 0 {
 			j := i + 1
 			f := k
+			for j+8 <= n { // long words eight letters at a time
+				k8 := letters8(binary.LittleEndian.Uint64(b[j:]))
+				if k8 == 0 {
+					break
+				}
+				f |= k8
+				j += 8
+			}
 			for j < n {
 				k2 := class[b[j]]
 				if k2&cWord == 0 {
@@ -419,6 +428,34 @@ func numeric(b []byte, i, j int, f uint8, prev byte, v3 bool) (start, end int, p
 		return d, j, phN
 	}
 	return 0, 0, ""
+}
+
+// letters8 returns the classes of the eight bytes in v (little-endian)
+// ORed together, as the table gives them, if all eight are ASCII letters
+// or '_'; otherwise 0. It tests all eight at once: each byte's high bit
+// says what the byte is.
+func letters8(v uint64) uint8 {
+	const ones, high = 0x0101010101010101, 0x8080808080808080
+	if v&high != 0 {
+		return 0
+	}
+	w := v | 0x20*ones // letters in lower case; nothing else becomes one
+	atLeastA := w + (0x80-'a')*ones
+	letter := atLeastA &^ (w + (0x80-'z'-1)*ones) & high
+	x := v ^ '_'*ones
+	underscore := ^((x&(0x7f*ones) + 0x7f*ones) | x | 0x7f*ones) & high
+	if letter|underscore != high {
+		return 0
+	}
+	hex := atLeastA &^ (w + (0x80-'f'-1)*ones) & high
+	var f uint8
+	if hex != 0 {
+		f |= cHex
+	}
+	if letter&^hex|underscore != 0 {
+		f |= cAlpha
+	}
+	return f
 }
 
 func allHex(b []byte) bool {
