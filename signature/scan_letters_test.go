@@ -7,16 +7,16 @@ import (
 )
 
 // letters8ByTable is what letters8 computes, a byte at a time.
-func letters8ByTable(b []byte) uint8 {
+func letters8ByTable(b []byte) (int, uint8) {
 	var f uint8
-	for _, c := range b {
+	for n, c := range b {
 		k := class[c]
 		if k&(cHex|cAlpha) == 0 {
-			return 0
+			return n, f
 		}
 		f |= k
 	}
-	return f
+	return len(b), f
 }
 
 // TestLetters8 checks the eight-at-a-time letter test against the class
@@ -25,13 +25,14 @@ func letters8ByTable(b []byte) uint8 {
 func TestLetters8(t *testing.T) {
 	check := func(b []byte) {
 		t.Helper()
-		if got, want := letters8(binary.LittleEndian.Uint64(b)), letters8ByTable(b); got != want {
-			t.Fatalf("letters8(%q) = %#x, want %#x", b, got, want)
+		n, f := letters8(binary.LittleEndian.Uint64(b))
+		if wn, wf := letters8ByTable(b); n != wn || f != wf {
+			t.Fatalf("letters8(%q) = %d, %#x, want %d, %#x", b, n, f, wn, wf)
 		}
 	}
 	for pos := range 8 {
 		for c := range 256 {
-			for _, fill := range []byte("aZ_gF") {
+			for _, fill := range []byte("aZ_gF0\xff") {
 				b := []byte{fill, fill, fill, fill, fill, fill, fill, fill}
 				b[pos] = byte(c)
 				check(b)
