@@ -119,7 +119,8 @@ func Older(name string) []string {
 func (r *Rules) Name() string { return r.name }
 
 // Sum returns the signature of everything read from rd: 64 lowercase
-// hexadecimal digits.
+// hexadecimal digits. Under the rules V2 and V3 it uses every processor
+// (up to four) for the line rules; the signature is the same as with one.
 func (r *Rules) Sum(rd io.Reader) (string, error) {
 	return r.sum(rd, pipelineWorkers())
 }
