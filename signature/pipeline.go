@@ -77,7 +77,7 @@ func pipelineWorkers() int {
 // startPipeline sends st's lines through a pipeline with the given number
 // of workers (at least 1) until close.
 func (st *stream) startPipeline(workers int, slowTests bool) {
-	n := 2*workers + 2
+	n := workers + 3
 	p := &pipeline{
 		st:        st,
 		slowTests: slowTests,
@@ -106,8 +106,22 @@ func newBatch() *batch {
 func (p *pipeline) add(b []byte) { p.addSegment(b, false) }
 
 // addLines adds lines separated by newlines, the last given without its
-// newline.
-func (p *pipeline) addLines(b []byte) { p.addSegment(b, true) }
+// newline, in segments of about batchSize bytes: the batches' size bounds
+// the pipeline's memory.
+func (p *pipeline) addLines(b []byte) {
+	for len(b) > batchSize {
+		k := bytes.LastIndexByte(b[:batchSize], '\n')
+		if k < 0 {
+			if k = bytes.IndexByte(b[batchSize:], '\n'); k < 0 {
+				break
+			}
+			k += batchSize
+		}
+		p.addSegment(b[:k], true)
+		b = b[k+1:]
+	}
+	p.addSegment(b, true)
+}
 
 func (p *pipeline) addSegment(b []byte, lines bool) {
 	bt := p.cur
