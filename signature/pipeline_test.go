@@ -40,7 +40,15 @@ func TestPipelineSameAsLineByLine(t *testing.T) {
 	if err := testoutput.Generate(&gen, 2<<20); err != nil {
 		t.Fatal(err)
 	}
-	inputs := []input{{"generated", "/home/ci/src/app", gen.Bytes()}}
+	// Lines longer than a batch, than the line rules look at and than a
+	// read, with carriage returns in them and across reads.
+	var long bytes.Buffer
+	for _, n := range []int{batchSize - 1, batchSize + 1, maxLine + 7, readSize + 3, 3 * batchSize} {
+		long.WriteString("--- FAIL: TestLong (0.01s)\n    x_test.go:12: ")
+		long.Write(bytes.Repeat([]byte("0x1f /tmp/a\r"), n/12))
+		long.WriteString("\n\n=== RUN   TestX\n--- PASS: TestX (0.00s)\n")
+	}
+	inputs := []input{{"generated", "/home/ci/src/app", gen.Bytes()}, {"long lines", "/home/ci/src/app", long.Bytes()}}
 	for _, set := range corpusSets {
 		paths, err := filepath.Glob(filepath.Join("testdata", "corpus", set, "*.txtar.gz"))
 		if err != nil {
