@@ -3,10 +3,11 @@ package signature
 // Under the rules V2 a line is read twice: by the line rules, which look
 // at the line alone, and by the report rules, which look at it after every
 // line before it. Sum, on a machine with more than one processor, runs
-// them in a pipeline: the reader splits the output into lines and gathers
-// them into batches; workers apply the line rules to several batches at
-// once; the report rules read the batches in their order. Every line
-// becomes what stream.line2 makes of it; only the work is shared out.
+// them in a pipeline: the reader gathers the output's complete lines into
+// batches; workers split batches into lines and apply the line rules to
+// several batches at once; the report rules read the batches in their
+// order. Every line becomes what stream.line2 makes of it; only the work
+// is shared out.
 
 import (
 	"bytes"
