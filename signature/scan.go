@@ -7,8 +7,6 @@ package signature
 
 import (
 	"bytes"
-	"encoding/binary"
-	"math/bits"
 	"path/filepath"
 	"strings"
 )
@@ -183,14 +181,6 @@ func (s *scanner) appendLine(out, b []byte, paths bool) ([]byte, bool) {
 		if k&cWord != 0 {
 			j := i + 1
 			f := k
-			for j+8 <= n { // the letters eight at a time
-				m, k8 := letters8(binary.LittleEndian.Uint64(b[j:]))
-				f |= k8
-				j += m
-				if m < 8 {
-					break
-				}
-			}
 			for j < n {
 				k2 := class[b[j]]
 				if k2&cWord == 0 {
@@ -429,35 +419,6 @@ func numeric(b []byte, i, j int, f uint8, prev byte, v3 bool) (start, end int, p
 		return d, j, phN
 	}
 	return 0, 0, ""
-}
-
-// letters8 returns how many of the eight bytes in v (little-endian) are
-// ASCII letters or '_' before any other byte, and their classes, as the
-// table gives them, ORed together. It tests all eight at once: each
-// byte's high bit says what the byte is. (A byte over 0x7f may carry into
-// the bytes after it, which do not count then.)
-func letters8(v uint64) (int, uint8) {
-	const ones, high = 0x0101010101010101, 0x8080808080808080
-	w := v | 0x20*ones // letters in lower case; no other ASCII becomes one
-	atLeastA := w + (0x80-'a')*ones
-	letter := atLeastA &^ (w + (0x80-'z'-1)*ones) & high
-	x := v ^ '_'*ones
-	underscore := ^((x&(0x7f*ones) + 0x7f*ones) | x | 0x7f*ones) & high
-	other := (^(letter | underscore) | v) & high
-	n, in := 8, uint64(1<<64-1)
-	if other != 0 {
-		n = bits.TrailingZeros64(other) >> 3
-		in = 1<<(8*n) - 1
-	}
-	hex := atLeastA &^ (w + (0x80-'f'-1)*ones) & high & in
-	var f uint8
-	if hex != 0 {
-		f |= cHex
-	}
-	if (letter&^hex|underscore)&in != 0 {
-		f |= cAlpha
-	}
-	return n, f
 }
 
 func allHex(b []byte) bool {
