@@ -15,7 +15,10 @@
 #
 # A ratio is sha256sum's time divided by ours, from the wall time and,
 # beside it, from the CPU time (user + system): on a loaded machine the
-# CPU time shows the work done. Each command runs RUNS times (default 5),
+# CPU time shows the work done. The normalized signature applies the line
+# rules on every processor while the report rules read their results, so
+# on an idle machine with several processors its wall time is below its
+# CPU time; sha256sum and --raw use one processor. Each command runs RUNS times (default 5),
 # interleaved, and the median counts; peak RSS is the largest seen. The
 # inputs are generated once, deterministically, under bench/out/ (ignored
 # by git); nothing is downloaded. Exits 1 if a bar is missed on the wall

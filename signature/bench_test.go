@@ -24,14 +24,23 @@ var benchOutput = sync.OnceValue(func() []byte {
 // from a reader as "orchestrator signature FILE" does.
 func BenchmarkSum(b *testing.B) { benchmarkSum(b, compileSet(b, Current, "/home/ci/src/app")) }
 
+// BenchmarkSumLineByLine is BenchmarkSum on one goroutine (and the
+// hashing's): without the pipeline of the line rules.
+func BenchmarkSumLineByLine(b *testing.B) {
+	benchmarkSumWorkers(b, compileSet(b, Current, "/home/ci/src/app"), benchOutput(), 0)
+}
+
 // BenchmarkSumV1 is BenchmarkSum under the older rules.
 func BenchmarkSumV1(b *testing.B) { benchmarkSum(b, compile(b, "")) }
 
 func benchmarkSum(b *testing.B, r *Rules) {
-	in := benchOutput()
+	benchmarkSumWorkers(b, r, benchOutput(), pipelineWorkers())
+}
+
+func benchmarkSumWorkers(b *testing.B, r *Rules, in []byte, workers int) {
 	b.SetBytes(int64(len(in)))
 	for b.Loop() {
-		if _, err := r.Sum(bytes.NewReader(in)); err != nil {
+		if _, err := r.sum(bytes.NewReader(in), workers); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -147,12 +156,10 @@ func BenchmarkRules(b *testing.B) {
 
 // BenchmarkSumReal is BenchmarkSum on the corpus's outputs.
 func BenchmarkSumReal(b *testing.B) {
-	r := compileSet(b, Current, "/home/ci/src/app")
-	in := corpusOutput(b, "")
-	b.SetBytes(int64(len(in)))
-	for b.Loop() {
-		if _, err := r.Sum(bytes.NewReader(in)); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchmarkSumWorkers(b, compileSet(b, Current, "/home/ci/src/app"), corpusOutput(b, ""), pipelineWorkers())
+}
+
+// BenchmarkSumRealLineByLine is BenchmarkSumReal without the pipeline.
+func BenchmarkSumRealLineByLine(b *testing.B) {
+	benchmarkSumWorkers(b, compileSet(b, Current, "/home/ci/src/app"), corpusOutput(b, ""), 0)
 }

@@ -70,7 +70,8 @@ func longestLine(b []byte) int {
 
 // FuzzNormalizeV2 checks the rules v2 and v3 on any input: they never panic; the
 // signature is the SHA-256 of the explained text; writing the input in
-// pieces of any size gives the same signature; and the explained text has
+// pieces of any size, or through Sum's pipeline, gives the same signature;
+// and the explained text has
 // no escape sequence, carriage return, blank line inside a block or run
 // of blanks.
 func FuzzNormalizeV2(f *testing.F) {
@@ -106,6 +107,9 @@ func fuzzRules(t *testing.T, r *Rules, in []byte, seed uint64) {
 	writeChunks(t, d, in, seed, 1+int(seed%17))
 	if got := d.Sum(); got != want {
 		t.Fatalf("%s: signature depends on the pieces written: %s, want %s, input %q", r.Name(), got, want, in)
+	}
+	if got, err := r.sum(bytes.NewReader(in), 1+int(seed%3)); err != nil || got != want {
+		t.Fatalf("%s: Sum's pipeline gives %s (%v), line by line %s, input %q", r.Name(), got, err, want, in)
 	}
 }
 

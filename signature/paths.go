@@ -82,14 +82,7 @@ func (s *scanner) workspaceAt(b []byte) bool {
 // root replaced by placeholders, written to bufs when anything changes, or
 // line itself.
 func (s *scanner) workspacePaths(bufs *[2][]byte, line []byte) []byte {
-	hasCache := false
-	for k := range caches {
-		if bytes.Contains(line, caches[k].marker) {
-			hasCache = true
-			break
-		}
-	}
-	if hasCache {
+	if at, _ := nextCache(line, 0, len(line)); at >= 0 {
 		bufs[0] = replaceCaches(bufs[0][:0], line)
 		line = bufs[0]
 	}
@@ -107,16 +100,10 @@ func replaceCaches(out, line []byte) []byte {
 	mark := 0
 	for mark < len(line) {
 		// The leftmost marker after mark.
-		at, which := -1, 0
-		for k := range caches {
-			if j := bytes.Index(line[mark:], caches[k].marker); j >= 0 && (at < 0 || j < at) {
-				at, which = j, k
-			}
-		}
+		at, which := nextCache(line, mark, len(line))
 		if at < 0 {
 			break
 		}
-		at += mark
 		start := at
 		for start > mark && pathChar[line[start-1]] {
 			start--
@@ -125,11 +112,12 @@ func replaceCaches(out, line []byte) []byte {
 		for end < len(line) && pathChar[line[end]] {
 			end++
 		}
+		// The marker that ends last in the path (no marker ends another,
+		// so two never end at one byte).
 		last := at + len(caches[which].marker)
-		for k := range caches {
-			m := caches[k].marker
-			if j := bytes.LastIndex(line[start:end], m); j >= 0 && start+j+len(m) > last {
-				last, which = start+j+len(m), k
+		for j, k := nextCache(line, at+1, end); j >= 0; j, k = nextCache(line, j+1, end) {
+			if e := j + len(caches[k].marker); e > last {
+				last, which = e, k
 			}
 		}
 		if caches[which].skipDir {
@@ -143,6 +131,27 @@ func replaceCaches(out, line []byte) []byte {
 		mark = last
 	}
 	return append(out, line[mark:]...)
+}
+
+// nextCache returns where the first cache marker in line[from:to] starts,
+// and which it is (the first in caches of those that start there), or -1.
+func nextCache(line []byte, from, to int) (at, which int) {
+	for from < to {
+		j := bytes.IndexByte(line[from:to], '/')
+		if j < 0 {
+			break
+		}
+		at = from + j
+		if at+1 < to && cacheStart[line[at+1]] {
+			for k := range caches {
+				if bytes.HasPrefix(line[at:to], caches[k].marker) {
+					return at, k
+				}
+			}
+		}
+		from = at + 1
+	}
+	return -1, 0
 }
 
 // replaceRoot appends line to out with the root replaced wherever it starts

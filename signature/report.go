@@ -62,14 +62,10 @@ type report struct {
 	jsonName  []byte            // buffer of a go test -json event's test name
 	testBuf   []byte            // its output since its name was given
 
-	paths [2][]byte // buffers of workspacePaths
-
 	inOrder bool // a line was kept in order: the blocks follow a blank line
 
 	json   []byte // the output of a go test -json event
 	inJSON bool   // its lines are being read
-
-	nbsp []byte // a line whose no-break spaces became spaces
 
 	panicked bool // a Go test binary panicked
 
@@ -95,11 +91,11 @@ type report struct {
 // blanks returns line with its no-break spaces (U+00A0) as spaces: some
 // tools print either at random (go-cmp's diffs, to keep tests from
 // depending on their exact output).
-func (r *report) blanks(line []byte) []byte {
+func (lb *lineBufs) blanks(line []byte) []byte {
 	if !bytes.Contains(line, []byte{0xc2, 0xa0}) {
 		return line
 	}
-	out := r.nbsp[:0]
+	out := lb.nbsp[:0]
 	for i := 0; i < len(line); i++ {
 		if line[i] == 0xc2 && i+1 < len(line) && line[i+1] == 0xa0 {
 			out = append(out, ' ')
@@ -108,7 +104,7 @@ func (r *report) blanks(line []byte) []byte {
 		}
 		out = append(out, line[i])
 	}
-	r.nbsp = out
+	lb.nbsp = out
 	return out
 }
 
@@ -436,30 +432,42 @@ func (r *report) quick(b []byte) bool {
 	case kRace, kPytest, kPyDrop, kCargo, kVitest, kUnittst:
 		return false
 	}
-	indent := 0
+	act, t, indent := quickAct(b, r.slowTests)
+	if act == aSeq {
+		return false
+	}
+	r.act(act, 0, t, b, indent)
+	return true
+}
+
+// quickAct is what quick would do with b outside the blocks that end at a
+// line of their own: aSeq if b takes the line rules' way, else the action
+// and the line without its indentation. It reads nothing but b, so that
+// it can be asked ahead of the report rules (see pipeline).
+func quickAct(b []byte, slowTests bool) (act int, t []byte, indent int) {
 	for indent < len(b) && b[indent] == ' ' {
 		indent++
 	}
-	t := b[indent:]
+	t = b[indent:]
 	if len(t) < 6 {
-		return false
+		return aSeq, nil, 0
 	}
 	// go -v's "=== RUN name" and "--- PASS: name" lines are handled here
 	// only when the line rules leave the name as it is (see plainTest): a
 	// test's name is matched with its "--- FAIL: name" line, which the
 	// line rules make, so a name they change takes the rules' way.
-	act := aSeq
+	act = aSeq
 	switch t[0] {
 	case 'o':
 		if hasWord(t, "ok  \t") {
 			act = aDrop
 		}
 	case '=':
-		if !r.slowTests && goRun(t) {
+		if !slowTests && goRun(t) {
 			act = aTest
 		}
 	case '-':
-		if !r.slowTests && (hasWord(t, "--- PASS: ") || hasWord(t, "--- SKIP: ")) && plainTest(testName(t)) {
+		if !slowTests && (hasWord(t, "--- PASS: ") || hasWord(t, "--- SKIP: ")) && plainTest(testName(t)) {
 			act = aPass
 		}
 	}
@@ -467,10 +475,9 @@ func (r *report) quick(b []byte) bool {
 		act = aDrop
 	}
 	if act == aSeq || bytes.IndexByte(t, '\r') >= 0 || bytes.IndexByte(t, 0x1b) >= 0 {
-		return false
+		return aSeq, nil, 0
 	}
-	r.act(act, 0, t, b, indent)
-	return true
+	return act, t, indent
 }
 
 // body adds a line to the block being read.

@@ -35,14 +35,25 @@ type stream struct {
 
 	blank int // blank lines not written yet: dropped if nothing follows
 
-	clean []byte // the current line without escape sequences
-	held  []byte // a line's output while blank lines go before it
+	lb   lineBufs
+	held []byte // a line's output while blank lines go before it
 
 	rep *report // the rules V2's test reports; nil for V1
+
+	pipe *pipeline // if set, the lines go to it (see pipeline.go)
+}
+
+// lineBufs are the buffers a line is prepared in for the line rules.
+type lineBufs struct {
+	sc    *scanner
+	clean []byte    // the line without escape sequences
+	paths [2][]byte // buffers of workspacePaths
+	nbsp  []byte    // a line whose no-break spaces became spaces
 }
 
 func (r *Rules) newStream(emit func([]byte) error) *stream {
 	st := &stream{sc: &r.sc, emit: emit, out: make([]byte, 0, outSize)}
+	st.lb.sc = &r.sc
 	if r.sc.v2 {
 		st.rep = &report{v3: r.sc.v3, root: r.sc.root, slowTests: r.slowTests}
 	}
@@ -51,21 +62,32 @@ func (r *Rules) newStream(emit func([]byte) error) *stream {
 
 func (st *stream) write(p []byte) {
 	for len(p) > 0 {
+		if st.pipe != nil && len(st.carry) == 0 && !st.pendingCR {
+			// The complete lines go to the pipeline in one piece.
+			if last := bytes.LastIndexByte(p, '\n'); last >= 0 {
+				st.pipe.addLines(p[:last])
+				p = p[last+1:]
+			}
+			if len(p) > 0 {
+				st.appendCarry(p)
+			}
+			return
+		}
 		nl := bytes.IndexByte(p, '\n')
 		if nl < 0 {
 			st.appendCarry(p)
 			return
 		}
 		if len(st.carry) == 0 && !st.pendingCR {
-			st.line(p[:nl])
+			st.take(p[:nl])
 		} else {
 			st.appendCarry(p[:nl])
-			st.line(st.carry)
+			st.take(st.carry)
 			st.carry = st.carry[:0]
 			st.pendingCR = false
 		}
 		p = p[nl+1:]
-		if len(st.out) >= flushAt {
+		if st.pipe == nil && len(st.out) >= flushAt {
 			st.flush()
 		}
 	}
@@ -99,6 +121,16 @@ func (st *stream) appendCarry(b []byte) {
 	}
 }
 
+// take takes one line, given without its newline: to the pipeline if
+// there is one, else to line.
+func (st *stream) take(b []byte) {
+	if st.pipe != nil {
+		st.pipe.add(b)
+		return
+	}
+	st.line(b)
+}
+
 // line normalizes one line, given without its newline. Most lines go
 // straight to the scanner; one that holds a carriage return or an escape
 // sequence, is too long, or meets extra patterns is prepared first.
@@ -113,7 +145,7 @@ func (st *stream) line(b []byte) {
 		st.out, ok = st.sc.appendLine(st.out, b, false)
 	}
 	if !ok {
-		st.out, _ = st.sc.appendLine(st.out, st.prepare(b), false)
+		st.out, _ = st.sc.appendLine(st.out, st.lb.prepare(b), false)
 	}
 	if len(st.out) == start {
 		st.blank++
@@ -138,7 +170,7 @@ func (st *stream) line(b []byte) {
 // prepare applies the rules that come before the scanner: the text after
 // the last carriage return, the length cap, no escape sequences, the extra
 // patterns.
-func (st *stream) prepare(b []byte) []byte {
+func (lb *lineBufs) prepare(b []byte) []byte {
 	if bytes.IndexByte(b, '\r') >= 0 {
 		for len(b) > 0 && b[len(b)-1] == '\r' {
 			b = b[:len(b)-1]
@@ -151,11 +183,11 @@ func (st *stream) prepare(b []byte) []byte {
 		b = b[:maxLine]
 	}
 	if bytes.IndexByte(b, 0x1b) >= 0 {
-		st.clean = StripANSI(st.clean[:0], b)
-		b = st.clean
+		lb.clean = StripANSI(lb.clean[:0], b)
+		b = lb.clean
 	}
-	if len(st.sc.extra) > 0 && !isBlank(b) {
-		b = st.sc.redact(b)
+	if len(lb.sc.extra) > 0 && !isBlank(b) {
+		b = lb.sc.redact(b)
 	}
 	return b
 }
@@ -177,9 +209,13 @@ func isBlank(b []byte) bool {
 // at the end are dropped.
 func (st *stream) close() {
 	if len(st.carry) > 0 || st.pendingCR {
-		st.line(st.carry)
+		st.take(st.carry)
 		st.carry = st.carry[:0]
 		st.pendingCR = false
+	}
+	if st.pipe != nil {
+		st.pipe.wait()
+		st.pipe = nil
 	}
 	st.blank = 0
 	if st.rep != nil {
@@ -231,30 +267,48 @@ func (st *stream) line2(b []byte) {
 			return
 		}
 	}
+	if len(b) <= maxLine && len(st.sc.extra) == 0 && st.rep.quick(b) {
+		return
+	}
 	start := len(st.out)
+	var raw []byte
+	st.out, raw = st.lb.appendLine2(st.out, b)
+	st.report(start, raw)
+}
+
+// appendLine2 appends the normalization of line b under the rules V2 to
+// out, and returns the line as the report rules see it before the line
+// rules: b, or b prepared (see prepare) with its workspace paths and
+// no-break spaces replaced, in lb's buffers. It reads nothing but b, so
+// that it can run ahead of the report rules (see pipeline).
+func (lb *lineBufs) appendLine2(out, b []byte) ([]byte, []byte) {
 	ok, tried := false, false
 	var raw []byte
-	if len(b) <= maxLine && len(st.sc.extra) == 0 {
-		if st.rep.quick(b) {
-			return
-		}
+	if len(b) <= maxLine && len(lb.sc.extra) == 0 {
 		raw = b
-		st.out, ok = st.sc.appendLine(st.out, raw, true)
+		out, ok = lb.sc.appendLine(out, raw, true)
 		tried = true
 	}
 	if !ok {
-		raw = st.prepare(b)
+		raw = lb.prepare(b)
 		// A line that prepare leaves as it is failed for its workspace
 		// paths or no-break spaces: the scanner would fail again.
 		if !tried || len(raw) != len(b) || &raw[0] != &b[0] {
-			st.out, ok = st.sc.appendLine(st.out, raw, true)
+			out, ok = lb.sc.appendLine(out, raw, true)
 		}
 		if !ok {
-			raw = st.sc.workspacePaths(&st.rep.paths, raw)
-			raw = st.rep.blanks(raw)
-			st.out, _ = st.sc.appendLine(st.out, raw, false)
+			raw = lb.sc.workspacePaths(&lb.paths, raw)
+			raw = lb.blanks(raw)
+			out, _ = lb.sc.appendLine(out, raw, false)
 		}
 	}
+	return out, raw
+}
+
+// report hands the line normalized into st.out[start:], whose text before
+// the line rules is raw, to the report rules, which keep it in order, put
+// it into a failure block or drop it.
+func (st *stream) report(start int, raw []byte) {
 	indent := 0
 	for _, c := range raw {
 		if c == ' ' {
