@@ -3,6 +3,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -303,4 +304,122 @@ func checkInvariants(t *testing.T, c *cli, when string, known, failed map[string
 	if total := c.state().TotalAutoRetries; total != sumRetries {
 		t.Errorf("%s: total_auto_retries %d, but the issues' Retry-Count add up to %d (%v)", when, total, sumRetries, slices.Sorted(maps.Keys(where)))
 	}
+}
+
+// TestProcessKillMidWrite proves: a kill -9 at any instant of a
+// real command leaves the queue either as it was or as the command would
+// have left it, byte for byte, never torn, and so does the next command,
+// which completes a change the kill interrupted. The queue is about 5 MB so that
+// writing it takes time. What the command would have left is computed by
+// running the same command, unkilled, on a copy of the state directory.
+// Half the kills land at a random instant of the whole command; the other
+// half at a random instant after its temporary file appears, mid-write.
+func TestProcessKillMidWrite(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t, 120*time.Second)
+	const budget = 15 * time.Second
+	c := newCLI(t)
+	oracle := newCLI(t)
+	// A fixed clock makes the command's result the same in both places.
+	env := []string{"ORCHESTRATOR_NOW=2026-11-22T10:15:00Z"}
+	queue := bigQueue(5 << 20)
+	c.setup(ctx, "[loop]\ncommand = \"true\"\n", queue)
+	oracle.setup(ctx, "[loop]\ncommand = \"true\"\n", queue)
+	c.lint(ctx)
+	const id = "ISSUE-20261122-001"
+	queuePath := filepath.Join(c.dir(), issuequeue.QueueFile)
+
+	prev := []byte(queue)
+	start := time.Now()
+	var kills, targetedKills, old, advanced, midWrite int
+	for i := 0; time.Since(start) < budget && i < 40; i++ {
+		out := c.path(fmt.Sprintf("out-%d.txt", i))
+		if err := os.WriteFile(out, fmt.Appendf(nil, "FAIL: iteration %s broke the build\n", strings.Repeat("x", i+1)), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(oracle.dir(), issuequeue.QueueFile), prev, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		want := oracle.run(ctx, env, "fail", id, "--output", out)
+		if want.code != 0 {
+			t.Fatalf("fail (unkilled): exit %d\n%s", want.code, want.stderr)
+		}
+		next := oracle.read(".orchestrator/issue_queue.md")
+
+		var r result
+		var killed bool
+		targeted := i%2 == 0
+		if targeted {
+			r, killed = killWithin(ctx, t, c, env, 20*time.Millisecond, func(base string) bool {
+				return strings.HasPrefix(base, ".issue_queue.md.tmp-")
+			}, "fail", id, "--output", out)
+		} else {
+			r, killed = killWithin(ctx, t, c, env, want.wall+want.wall/5, nil, "fail", id, "--output", out)
+		}
+		got, err := os.ReadFile(queuePath)
+		if err != nil {
+			t.Fatalf("after kill %d: %v", i, err)
+		}
+		switch {
+		case r.signal == "killed":
+			kills++
+			if targeted {
+				targetedKills++
+			}
+			switch {
+			case bytes.Equal(got, prev):
+				old++
+			case bytes.Equal(got, next):
+				advanced++
+			default:
+				t.Fatalf("kill %d: the queue is neither the old nor the new content (%d bytes; old %d, new %d)", i, len(got), len(prev), len(next))
+			}
+		case r.code == 0:
+			if !bytes.Equal(got, next) {
+				t.Fatalf("iteration %d: fail succeeded but the queue differs from the unkilled run's", i)
+			}
+		default:
+			t.Fatalf("iteration %d: fail: exit %d (killed: %v)\n%s", i, r.code, killed, r.stderr)
+		}
+		temps, _ := filepath.Glob(filepath.Join(c.dir(), ".issue_queue.md.tmp-*"))
+		if len(temps) > 1 {
+			t.Errorf("kill %d left %d temporary files, want at most one", i, len(temps))
+		}
+		if len(temps) > 0 {
+			midWrite++
+		}
+		// Leftover temporaries are removed only after a minute; each holds
+		// 5 MB, so the test removes them itself.
+		for _, tmp := range temps {
+			os.Remove(tmp)
+		}
+		// A kill between the intent record and the end of the change has
+		// the next command complete it (lint does so first): the queue
+		// is then the new content.
+		c.lint(ctx)
+		if got = c.read(".orchestrator/issue_queue.md"); !bytes.Equal(got, prev) && !bytes.Equal(got, next) {
+			t.Fatalf("kill %d: after the next command the queue is neither the old nor the new content", i)
+		}
+		prev = got
+	}
+	t.Logf("%d kills in %v: %d left the old queue, %d the new one; %d killed mid-write (temporary file left)",
+		kills, time.Since(start).Round(time.Millisecond), old, advanced, midWrite)
+	// A kill shortly after the temporary file appears lands while the new
+	// queue is being written, unless the machine is very fast.
+	if targetedKills >= 2 && midWrite == 0 {
+		t.Errorf("none of %d kills aimed at the write landed while the new queue was being written", targetedKills)
+	}
+}
+
+// bigQueue returns a queue of about size bytes: the issue the test fails,
+// and an issue whose Failure Details hold a long build log.
+func bigQueue(size int) string {
+	var b strings.Builder
+	b.WriteString(queueOf("", []string{"ISSUE-20261122-001"}))
+	b.WriteString("\n## ISSUE-20261122-002\n\n| Field | Value |\n|-------|-------|\n| Priority | low |\n\n### Summary\nslow build\n\n### Failure Details\n```\n")
+	for i := 0; b.Len() < size; i++ {
+		fmt.Fprintf(&b, "2026-11-22T10:00:%02dZ step %d: compiling example.com/mod/pkg%d ... ok\n", i%60, i, i%97)
+	}
+	b.WriteString("```\n")
+	return b.String()
 }

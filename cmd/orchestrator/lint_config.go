@@ -1,12 +1,8 @@
 package main
 
 import (
-	"errors"
-	"fmt"
-	"slices"
-
 	"github.com/autoretry/orchestrator/internal/config"
-	"github.com/autoretry/orchestrator/internal/suggest"
+	"github.com/autoretry/orchestrator/internal/lintcheck"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
@@ -21,77 +17,12 @@ func configFindings(e *env) (*config.Config, []string, error) {
 	if err == nil {
 		return cfg, nil, nil
 	}
-	var ce *config.Error
-	if !errors.As(err, &ce) {
-		return nil, nil, err
-	}
-	out := make([]string, 0, len(ce.Problems))
-	for _, p := range ce.Problems {
-		if p.File != "" && p.Line > 0 && p.Col == 0 {
-			p.Col = 1
-		}
-		out = append(out, p.String())
-	}
-	return nil, out, nil
+	out, err := lintcheck.ConfigProblems(err)
+	return nil, out, err
 }
 
 // verifyFindings reports the issues whose Verify names no [verify.NAME]
-// check of cfg, at the Verify field, with the nearest check name. Unless
-// cfg lets commands written in the issue file run, run skips such an issue's
-// verification, so that is an error; when it does, the name runs as a
-// command, and only a name close to a check's is worth a warning.
+// check of cfg; watch reports them the same way.
 func verifyFindings(q *issuequeue.Queue, cfg *config.Config) []issuequeue.Finding {
-	names := make([]string, 0, len(cfg.Verification.Checks))
-	for name := range cfg.Verification.Checks {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	var out []issuequeue.Finding
-	for _, is := range append(slices.Clip(q.Issues), q.Quarantined...) {
-		if is.Verify == "" {
-			continue
-		}
-		if _, ok := cfg.Verify(is.Verify); ok {
-			continue
-		}
-		line, col, _ := is.FieldPos(issuequeue.FieldVerify)
-		f := issuequeue.Finding{File: q.Name(), Line: line, Col: col}
-		near := suggest.Nearest(is.Verify, names)
-		hint := ""
-		if near != "" {
-			hint = fmt.Sprintf("; did you mean %q?", near)
-		}
-		switch {
-		case !cfg.Verification.AllowIssueCommands:
-			checks := "config.toml has none"
-			if len(names) > 0 {
-				checks = "checks: " + joinNames(names)
-			}
-			f.Msg = fmt.Sprintf("Verify: %q is not a [verify.NAME] check in config.toml (%s), so run never verifies %s%s", is.Verify, checks, is.ID, hint)
-		case near != "":
-			f.Warning = true
-			f.Msg = fmt.Sprintf("Verify: %q is not a [verify.NAME] check, so it runs as a command%s", is.Verify, hint)
-		default:
-			continue
-		}
-		out = append(out, f)
-	}
-	slices.SortStableFunc(out, func(a, b issuequeue.Finding) int { return a.Line - b.Line })
-	return out
-}
-
-// joinNames lists check names for a message: the first few, then how many more.
-func joinNames(names []string) string {
-	const shown = 5
-	s := ""
-	for i, n := range names {
-		if i == shown {
-			return fmt.Sprintf("%s and %d more", s, len(names)-shown)
-		}
-		if i > 0 {
-			s += ", "
-		}
-		s += n
-	}
-	return s
+	return lintcheck.VerifyFindings(q, cfg)
 }

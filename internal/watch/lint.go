@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/internal/lintcheck"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/templates"
 )
@@ -93,6 +94,7 @@ func (w *watcher) lint(c contents) lintResult {
 	var res lintResult
 	var problems []string
 	var q *issuequeue.Queue
+	cfg, cfgErr := config.LoadOptional(w.cfg, w.o.Getenv)
 	if c.queueErr != nil {
 		problems = append(problems, readProblem(w.paths.Queue(), c.queueErr))
 		res.invalid = true
@@ -102,6 +104,13 @@ func (w *watcher) lint(c contents) lintResult {
 			problems = append(problems, f.String())
 		}
 		res.invalid = res.invalid || q.Err() != nil
+		// An issue whose Verify names no check does not keep a run from
+		// starting: the run skips or warns about its verification.
+		if cfg != nil {
+			for _, f := range lintcheck.VerifyFindings(q, cfg) {
+				problems = append(problems, f.String())
+			}
+		}
 		for _, is := range q.Issues {
 			if is.PendingAutoRetry() {
 				res.pending++
@@ -118,16 +127,13 @@ func (w *watcher) lint(c contents) lintResult {
 		}
 		res.invalid = res.invalid || res.state.Err() != nil
 	}
-	if _, err := config.LoadOptional(w.cfg, w.o.Getenv); err != nil {
+	if cfgErr != nil {
 		res.invalid = true
-		var ce *config.Error
-		if errors.As(err, &ce) {
-			for _, p := range ce.Problems {
-				problems = append(problems, p.String())
-			}
-		} else {
-			problems = append(problems, err.Error())
+		lines, err := lintcheck.ConfigProblems(cfgErr)
+		if err != nil {
+			lines = []string{err.Error()}
 		}
+		problems = append(problems, lines...)
 	}
 	if err := (&templates.Set{Dir: w.tmpl}).Check(); err != nil {
 		res.invalid = true

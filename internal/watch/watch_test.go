@@ -335,7 +335,7 @@ func TestLintsConfigAndTemplates(t *testing.T) {
 	out.next(t, 0, okLine(dir, 1, 1))
 
 	vimSave(t, cfg, "[loop]\ncommand = \"./improve.sh\"\ntimout = \"5m\"\n")
-	i := out.find(t, 1, "^10:15:00 "+regexp.QuoteMeta(cfg)+`:3: .*timout`)
+	i := out.find(t, 1, "^10:15:00 "+regexp.QuoteMeta(cfg)+`:3:1: .*timout`)
 	replaceFile(t, cfg, "[loop]\ncommand = \"./improve.sh\"\n")
 	i = out.find(t, i+1, okLine(dir, 1, 1))
 
@@ -348,6 +348,25 @@ func TestLintsConfigAndTemplates(t *testing.T) {
 	writeFile(t, filepath.Join(tmpl, "triggered.tmpl"), "line one\n{{.NoSuchField}}\n")
 	i = out.find(t, i+1, "^10:15:00 "+regexp.QuoteMeta(filepath.Join(tmpl, "triggered.tmpl"))+`:2:.*NoSuchField`)
 	replaceFile(t, filepath.Join(tmpl, "triggered.tmpl"), "{{/* nothing */}}\n")
+	out.find(t, i+1, okLine(dir, 1, 1))
+}
+
+// TestLintsVerifyNames shows watch reporting an issue whose Verify names
+// no [verify.NAME] check the way orchestrator lint does: at the field, with
+// the nearest check's name.
+func TestLintsVerifyNames(t *testing.T) {
+	dir := stateDir(t)
+	queue := filepath.Join(dir, issuequeue.QueueFile)
+	writeFile(t, filepath.Join(dir, "config.toml"), "[loop]\ncommand = \"true\"\n\n[verify.build]\ncommand = \"go build ./...\"\n")
+	withVerify := func(name string) string {
+		return strings.Replace(queueOK, "| Halted | false |\n", "| Halted | false |\n| Verify | "+name+" |\n", 1)
+	}
+	out, _ := start(t, watch.Options{Dir: dir})
+	out.next(t, 0, okLine(dir, 1, 1))
+
+	replaceFile(t, queue, withVerify("biuld"))
+	i := out.find(t, 1, "^10:15:00 "+regexp.QuoteMeta(queue)+`:14:3: Verify: "biuld" is not a \[verify.NAME\] check in config.toml \(checks: build\), so run never verifies ISSUE-20261122-001; did you mean "build"\?$`)
+	replaceFile(t, queue, withVerify("build"))
 	out.find(t, i+1, okLine(dir, 1, 1))
 }
 
