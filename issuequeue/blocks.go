@@ -88,17 +88,18 @@ func (f fence) closedBy(l []byte) bool {
 	return k >= f.length && isBlank(rest[k:])
 }
 
-// atxHeading parses an ATX heading from rest (after ≤3 columns of indentation).
-func atxHeading(rest []byte) (level int, title string, ok bool) {
+// atxHeading parses an ATX heading from rest (after ≤3 columns of
+// indentation). The title is a part of rest, nil if empty.
+func atxHeading(rest []byte) (level int, title []byte, ok bool) {
 	for level < len(rest) && rest[level] == '#' {
 		level++
 	}
 	if level == 0 || level > 6 {
-		return 0, "", false
+		return 0, nil, false
 	}
 	// goldmark counts a carriage return as space here.
 	if level < len(rest) && rest[level] != ' ' && rest[level] != '\t' && rest[level] != '\r' {
-		return 0, "", false
+		return 0, nil, false
 	}
 	t := bytes.Trim(rest[level:], " \t\r")
 	// An optional closing sequence of #s, preceded by a space, is not part of the title.
@@ -111,7 +112,7 @@ func atxHeading(rest []byte) (level int, title string, ok bool) {
 	} else if k < len(t) && (t[k-1] == ' ' || t[k-1] == '\t' || t[k-1] == '\r') {
 		t = bytes.TrimRight(t[:k], " \t\r")
 	}
-	return level, string(t), true
+	return level, t, true
 }
 
 func thematicBreak(rest []byte) bool {

@@ -260,9 +260,9 @@ func scanBlocks(src []byte) *scan {
 			f, state, fenceLine = ff, stFence, i
 			continue
 		}
-		if lvl, title, ok := atxHeading(rest); ok {
+		if lvl, _, ok := atxHeading(rest); ok {
 			endPara(i)
-			s.headings = append(s.headings, heading{level: lvl, line: i, endLine: i + 1, start: s.lineStart(i), end: s.lines[i+1], title: title})
+			s.headings = append(s.headings, heading{level: lvl, line: i, endLine: i + 1, start: s.lineStart(i), end: s.lines[i+1]})
 			continue
 		}
 		if typ, closer := htmlBlock(rest, inPara); typ > 0 {
@@ -310,7 +310,37 @@ func scanBlocks(src []byte) *scan {
 			s.unclosed = &unclosedBlock{line: htmlLine, closer: htmlClose}
 		}
 	}
+	s.atxTitles()
 	return s
+}
+
+// atxTitles sets the titles of the ATX headings, all held in one string:
+// a queue has tens of thousands of headings, and a string each would be
+// as many allocations.
+func (s *scan) atxTitles() {
+	title := func(h *heading) []byte {
+		l := s.lineText(h.line)
+		_, n := indentOf(l)
+		_, t, _ := atxHeading(l[n:])
+		return t
+	}
+	size := 0
+	for i := range s.headings {
+		if h := &s.headings[i]; !h.setext {
+			size += len(title(h))
+		}
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for i := range s.headings {
+		if h := &s.headings[i]; !h.setext {
+			off := b.Len()
+			b.Write(title(h))
+			// A Builder never changes the bytes it holds: the title stays
+			// valid as more are written.
+			h.title = b.String()[off:]
+		}
+	}
 }
 
 // setextHeading returns the heading that underline line i (of level lvl)
