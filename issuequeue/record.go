@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -242,22 +243,27 @@ func (d *doc) parseTables(check func(i int)) {
 			run(buf, ri)
 		}
 	} else {
+		// Workers take the records in batches: a hand-over per record
+		// costs about what reading its table does.
+		const batch = 128
+		var next atomic.Int64
 		var wg sync.WaitGroup
-		next := make(chan int, 256)
 		for w := 0; w < workers; w++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				buf := &tableBuf{}
-				for ri := range next {
-					run(buf, ri)
+				for {
+					lo := int(next.Add(batch)) - batch
+					if lo >= len(d.records) {
+						return
+					}
+					for ri := lo; ri < min(lo+batch, len(d.records)); ri++ {
+						run(buf, ri)
+					}
 				}
 			}()
 		}
-		for ri := range d.records {
-			next <- ri
-		}
-		close(next)
 		wg.Wait()
 	}
 	for _, r := range d.records {
