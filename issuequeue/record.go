@@ -122,9 +122,18 @@ func (d *doc) finding(line, col int, warning bool, format string, args ...any) F
 // after headings[hi]. A heading marked in stops (if not nil) ends the
 // record whatever its level.
 func (d *doc) buildRecord(key string, hi int, stops []bool) *record {
+	r := &record{}
+	r.subs = d.fillRecord(r, key, hi, stops, nil)
+	return r
+}
+
+// fillRecord is buildRecord into r, with the subsections appended to subs
+// (the record's are a part of it, with no room to grow into the next
+// record's), which is returned: a queue's records share one array.
+func (d *doc) fillRecord(r *record, key string, hi int, stops []bool, subs []sub) []sub {
 	hs := d.s.headings
 	h := hs[hi]
-	r := &record{key: key, h: h, start: h.start, end: len(d.src), endLine: d.s.nLines()}
+	*r = record{key: key, h: h, start: h.start, end: len(d.src), endLine: d.s.nLines()}
 	j := hi + 1
 	for ; j < len(hs); j++ {
 		if hs[j].level <= h.level || (stops != nil && stops[j]) {
@@ -132,13 +141,7 @@ func (d *doc) buildRecord(key string, hi int, stops []bool) *record {
 			break
 		}
 	}
-	nsubs := 0
-	for k := hi + 1; k < j; k++ {
-		if hs[k].level == h.level+1 {
-			nsubs++
-		}
-	}
-	r.subs = make([]sub, 0, nsubs)
+	first := len(subs)
 	for k := hi + 1; k < j; k++ {
 		if hs[k].level != h.level+1 {
 			continue
@@ -150,9 +153,10 @@ func (d *doc) buildRecord(key string, hi int, stops []bool) *record {
 				break
 			}
 		}
-		r.subs = append(r.subs, sb)
+		subs = append(subs, sb)
 	}
-	return r
+	r.subs = subs[first:len(subs):len(subs)]
+	return subs
 }
 
 // addRecord adds r, found under its key, to the records. A key seen before
