@@ -94,8 +94,9 @@ func boldSummary(l string) (string, bool) {
 	return "", false
 }
 
-// load reads the typed fields and reports invalid values.
-func (is *Issue) load() {
+// load reads the typed fields and reports invalid values. Values many
+// issues share are made strings through buf (nil: one string each).
+func (is *Issue) load(buf *tableBuf) {
 	d, r := is.q.d, is.r
 	bad := func(field, format string, args ...any) {
 		line, col := d.fieldPos(r, field)
@@ -130,8 +131,14 @@ func (is *Issue) load() {
 		}
 		return unescapeCell(string(vals[field]))
 	}
+	word := func(field int) string { // str, for the values issues share
+		if v := vals[field]; asItem[field] || !bytes.Contains(v, []byte(`\|`)) {
+			return buf.intern(v)
+		}
+		return str(field)
+	}
 
-	is.Type = strings.ToLower(str(kType))
+	is.Type = strings.ToLower(word(kType))
 	if is.Type == "" {
 		is.Type = "bug"
 	}
@@ -144,8 +151,10 @@ func (is *Issue) load() {
 	if s, ok := StatusSynonyms[is.Status]; ok {
 		is.Status = s
 	}
-	is.Source, is.Category, is.Verify = str(kSource), str(kCategory), str(kVerify)
-	if v := str(kCreated); v != "" {
+	is.Source, is.Category, is.Verify = word(kSource), word(kCategory), word(kVerify)
+	if t, ok := utcTime(get(kCreated)); ok {
+		is.Created = t
+	} else if v := str(kCreated); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
 			bad(FieldCreated, "%q is not an RFC 3339 time such as 2026-11-22T10:00:00Z", v)
@@ -254,6 +263,38 @@ func knownFieldIndex(raw []byte, plain bool) int {
 		}
 	}
 	return -1
+}
+
+// utcTime reads the form of RFC 3339 the tool writes, 2026-11-22T10:00:00Z,
+// from bytes, as time.Parse(time.RFC3339, …) reads it; ok is false for
+// anything else (an offset, fractions of a second, a value out of range),
+// which time.Parse then reads or refuses.
+func utcTime(v []byte) (t time.Time, ok bool) {
+	if len(v) != len("2006-01-02T15:04:05Z") || v[4] != '-' || v[7] != '-' || v[10] != 'T' ||
+		v[13] != ':' || v[16] != ':' || v[19] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(i, n int) int {
+		x := 0
+		for _, c := range v[i : i+n] {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			x = x*10 + int(c-'0')
+		}
+		return x
+	}
+	year, month, day := num(0, 4), num(5, 2), num(8, 2)
+	hour, minute, sec := num(11, 2), num(14, 2), num(17, 2)
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 ||
+		minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	// The last day of the month: day 0 of the next.
+	if day > time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day() {
+		return time.Time{}, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC), true
 }
 
 // enumWord is enumField for a value read as bytes: a value that is one of

@@ -240,7 +240,7 @@ func parseIssues(name string, src []byte, history bool) *Queue {
 	}
 	// Every error found so far is the file's; the records' own come next.
 	q.fileErrs = d.errs()
-	d.parseTables(func(i int) { q.all[i].load() }) // records and issues are in the same order
+	d.parseTables(func(i int, buf *tableBuf) { q.all[i].load(buf) }) // records and issues are in the same order
 	q.Issues = make([]*Issue, 0, len(q.all))
 	for _, is := range q.all {
 		r := is.r

@@ -180,7 +180,7 @@ func (r *record) introEnd() int {
 
 // parseTables finds each record's field table, in parallel:
 // the tables are what must be parsed, and the rest of the file is not.
-func (d *doc) parseTables(check func(i int)) {
+func (d *doc) parseTables(check func(i int, buf *tableBuf)) {
 	paras, lists := d.s.paras, d.s.lists
 	pi, li := 0, 0
 	// listRanges[i] is the range of lists before record i's first
@@ -238,7 +238,7 @@ func (d *doc) parseTables(check func(i int)) {
 		if listRanges != nil && listRanges[ri][0] < listRanges[ri][1] {
 			d.indexListFields(r, int(listRanges[ri][0]), int(listRanges[ri][1]))
 		}
-		check(ri)
+		check(ri, buf)
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if len(d.records) < 64 || workers < 2 {

@@ -29,10 +29,37 @@ type table struct {
 	rows          []row
 }
 
-// tableBuf is memory for fastTable to build tables in, reused call after call.
+// tableBuf is memory for fastTable to build tables in, reused call after
+// call, and the field values already made strings (see intern).
 type tableBuf struct {
 	t     table
 	cells []cell
+	strs  map[string]string
+}
+
+// maxInterned is how many values a tableBuf keeps: enough for the words
+// a queue's issues share (types, sources, categories), few enough that
+// values met once do not fill memory.
+const maxInterned = 256
+
+// intern returns v as a string, the same string for the same bytes while
+// there is room: most values of a field are a few words shared by many
+// issues, and a string each would be an allocation each. buf may be nil.
+func (buf *tableBuf) intern(v []byte) string {
+	if buf == nil {
+		return string(v)
+	}
+	if s, ok := buf.strs[string(v)]; ok {
+		return s
+	}
+	s := string(v)
+	if buf.strs == nil {
+		buf.strs = make(map[string]string)
+	}
+	if len(buf.strs) < maxInterned {
+		buf.strs[s] = s
+	}
+	return s
 }
 
 // countCells counts the cells written on a table line the way GFM splits
