@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
@@ -77,13 +78,16 @@ type scan struct {
 	defsRead         int // bytes of paragraphs read for link definitions
 }
 
-var issueHeadingRe = regexp.MustCompile(`^[ \t>*+\-0-9.)]*#{1,6}[ \t]+ISSUE-`)
+// issueHeadingRe is compiled when first needed: most lines never need it.
+var issueHeadingRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[ \t>*+\-0-9.)]*#{1,6}[ \t]+ISSUE-`)
+})
 
 // issueHeadingLike reports whether l looks like an ISSUE heading written
 // where it is not one (in code, HTML or a container). Most lines there do
 // not mention ISSUE- at all, and the check for that is much cheaper.
 func issueHeadingLike(l []byte) bool {
-	return bytes.Contains(l, []byte("ISSUE-")) && issueHeadingRe.Match(l)
+	return bytes.Contains(l, []byte("ISSUE-")) && issueHeadingRe().Match(l)
 }
 
 func splitLines(src []byte) []int {
@@ -270,10 +274,10 @@ func scanBlocks(src []byte) *scan {
 			if issueHeadingLike(l) {
 				s.hidden = append(s.hidden, hidden{i, htmlWhere(typ)})
 			}
-			if typ >= 6 || !htmlClosed(typ, closer, rest) || (typ == 1 && !htmlType1Close.Match(rest)) {
+			if typ >= 6 || !htmlClosed(typ, closer, rest) || (typ == 1 && !htmlRes().type1Close.Match(rest)) {
 				state, htmlTyp, htmlClose, htmlLine = stHTML, typ, closer, i
 				if typ == 1 {
-					htmlClose = "</" + strings.ToLower(htmlType1Open.FindStringSubmatch(string(rest))[1]) + ">"
+					htmlClose = "</" + strings.ToLower(htmlRes().type1Open.FindStringSubmatch(string(rest))[1]) + ">"
 				}
 			}
 			continue
