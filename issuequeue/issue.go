@@ -125,15 +125,16 @@ func (is *Issue) load(buf *tableBuf) {
 		}
 	}
 	get := func(field int) []byte { return vals[field] }
+	plain := func(field int) bool { return asItem[field] || !bytes.Contains(vals[field], []byte(`\|`)) }
 	str := func(field int) string {
-		if asItem[field] {
-			return string(vals[field])
+		if plain(field) {
+			return buf.string(vals[field])
 		}
 		return unescapeCell(string(vals[field]))
 	}
 	word := func(field int) string { // str, for the values issues share
-		if v := vals[field]; asItem[field] || !bytes.Contains(v, []byte(`\|`)) {
-			return buf.intern(v)
+		if plain(field) {
+			return buf.intern(vals[field])
 		}
 		return str(field)
 	}

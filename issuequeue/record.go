@@ -234,7 +234,7 @@ func (d *doc) parseTables(check func(i int, buf *tableBuf)) {
 			r.findings = append(r.findings, d.finding(paras[malformed].line, 1, false,
 				"malformed table: the line after the header must be a delimiter row such as |---|---| with as many cells as the header"))
 		}
-		d.indexFields(r, t)
+		d.indexFields(r, t, buf)
 		if listRanges != nil && listRanges[ri][0] < listRanges[ri][1] {
 			d.indexListFields(r, int(listRanges[ri][0]), int(listRanges[ri][1]))
 		}
@@ -283,12 +283,13 @@ const maxRowFindings = 100
 
 // indexFields records the field rows of the record's table t (nil: it has
 // none) and reports the table's shape problems. t may live in a reused
-// buffer: what later reads need of it is copied into r.fields.
-func (d *doc) indexFields(r *record, t *table) {
+// buffer: what later reads need of it is copied into r.fields, which is
+// taken from buf (see fieldRefs).
+func (d *doc) indexFields(r *record, t *table, buf *tableBuf) {
 	if t == nil {
 		return
 	}
-	r.fields = make([]fieldRef, 0, len(t.rows))
+	r.fields = buf.fieldRefs(len(t.rows))
 	hw := len(t.header.cells)
 	if hw < 2 {
 		r.findings = append(r.findings, d.finding(t.line, 1, false, "the field table needs two columns, | Field | Value |"))
