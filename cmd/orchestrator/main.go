@@ -51,13 +51,7 @@ func tuneGC(c *command, dir string) {
 	if c.longRunning || c.streams || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	// Reading the queue takes about four times its size, changing it one
-	// more, and the heap rounds up what it is asked for.
-	perByte := 6
-	if readOnly[c.name] {
-		perByte = 5
-	}
-	n := heapFor(dir, perByte)
+	n := heapFor(dir)
 	debug.SetGCPercent(-1)
 	debug.SetMemoryLimit(gcFreeHeap + int64(n))
 	if n > 0 {
@@ -74,24 +68,20 @@ func tuneGC(c *command, dir string) {
 // collects garbage for the first time, beyond what heapFor prepared.
 const gcFreeHeap = 32 << 20
 
-// readOnly lists the commands that read the queue without changing it,
-// which need less memory prepared for them.
-var readOnly = map[string]bool{"lint": true, "status": true}
-
 // heapFor returns how much memory to prepare (see prepareHeap) for a
-// command that reads the state files in dir and takes perByte bytes of
-// memory per byte of them. Preparing more than a command uses costs about
-// a fifth of what the same memory costs unprepared; a small file is not
-// worth preparing for.
-func heapFor(dir string, perByte int) int {
+// command that reads the state files in dir: reading the queue takes about
+// four times its size, changing it one more, and the heap rounds up what
+// it is asked for. Memory prepared and not used costs nothing; a small
+// file is not worth preparing for.
+func heapFor(dir string) int {
 	size := int64(0)
 	for _, name := range []string{issuequeue.QueueFile, issuequeue.StateFile} {
 		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
 			size += fi.Size()
 		}
 	}
-	const minPrepared, maxPrepared = 4 << 20, 1 << 30
-	if n := int64(perByte) * size; n >= minPrepared {
+	const perByte, minPrepared, maxPrepared = 6, 4 << 20, 1 << 30
+	if n := perByte * size; n >= minPrepared {
 		return int(min(n, maxPrepared))
 	}
 	return 0
