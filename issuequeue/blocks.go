@@ -135,6 +135,9 @@ func thematicBreak(rest []byte) bool {
 
 // setextLevel returns 1 or 2 if rest is a setext underline.
 func setextLevel(rest []byte) int {
+	if len(rest) == 0 || (rest[0] != '=' && rest[0] != '-') {
+		return 0 // most lines: trimming would not change the first byte
+	}
 	t := bytes.TrimRight(rest, " \t\r")
 	if len(t) == 0 || (t[0] != '=' && t[0] != '-') {
 		return 0

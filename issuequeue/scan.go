@@ -322,28 +322,27 @@ func scanBlocks(src []byte) *scan {
 // a queue has tens of thousands of headings, and a string each would be
 // as many allocations.
 func (s *scan) atxTitles() {
-	title := func(h *heading) []byte {
-		l := s.lineText(h.line)
-		_, n := indentOf(l)
-		_, t, _ := atxHeading(l[n:])
-		return t
-	}
-	size := 0
+	size := 0 // a title is a part of its line
 	for i := range s.headings {
 		if h := &s.headings[i]; !h.setext {
-			size += len(title(h))
+			size += h.end - h.start
 		}
 	}
 	var b strings.Builder
 	b.Grow(size)
 	for i := range s.headings {
-		if h := &s.headings[i]; !h.setext {
-			off := b.Len()
-			b.Write(title(h))
-			// A Builder never changes the bytes it holds: the title stays
-			// valid as more are written.
-			h.title = b.String()[off:]
+		h := &s.headings[i]
+		if h.setext {
+			continue
 		}
+		l := s.lineText(h.line)
+		_, n := indentOf(l)
+		_, t, _ := atxHeading(l[n:])
+		off := b.Len()
+		b.Write(t)
+		// A Builder never changes the bytes it holds: the title stays
+		// valid as more are written.
+		h.title = b.String()[off:]
 	}
 }
 
