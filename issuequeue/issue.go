@@ -207,7 +207,10 @@ func (is *Issue) load(buf *tableBuf) {
 		var sigs []string
 		var err error
 		if !emptyList(v) {
-			sigs, err = ParseSignatureList(str(kPreviousSignatures))
+			var ok bool
+			if sigs, ok = signatureList(v, buf); !ok || !plain(kPreviousSignatures) {
+				sigs, err = ParseSignatureList(str(kPreviousSignatures))
+			}
 		}
 		if err != nil {
 			bad(FieldPreviousSignatures, "%v", err)
@@ -434,6 +437,33 @@ func ParseSignatureList(v string) ([]string, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// signatureList is ParseSignatureList for a list as the tool writes it,
+// read from bytes, with the strings made through buf; ok is false for
+// anything else (a list with an invalid signature, or no list), which
+// ParseSignatureList then reads or refuses.
+func signatureList(v []byte, buf *tableBuf) (sigs []string, ok bool) {
+	v = bytes.TrimSpace(v)
+	if len(v) < 2 || v[0] != '[' || v[len(v)-1] != ']' {
+		return nil, false
+	}
+	inner := bytes.TrimSpace(v[1 : len(v)-1])
+	if len(inner) == 0 {
+		return nil, true
+	}
+	sigs = make([]string, 0, bytes.Count(inner, []byte{','})+1)
+	for {
+		p, rest, more := bytes.Cut(inner, []byte{','})
+		if p = bytes.TrimSpace(p); !validSignature(p) {
+			return nil, false
+		}
+		sigs = append(sigs, buf.string(p))
+		if !more {
+			return sigs, true
+		}
+		inner = rest
+	}
 }
 
 // FormatSignatureList writes a Previous-Signatures value.

@@ -110,7 +110,7 @@ func allDigits(s string) bool {
 // validSignature reports whether v is a signature: 64 lowercase hex
 // digits, or their first 16, which some tools record instead (a short one
 // matches the full signature it starts).
-func validSignature(v string) bool {
+func validSignature[T string | []byte](v T) bool {
 	if len(v) != 64 && len(v) != 16 {
 		return false
 	}

@@ -1,6 +1,8 @@
 package issuequeue
 
 import (
+	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -38,6 +40,37 @@ func FuzzUTCTime(f *testing.F) {
 		want, err := time.Parse(time.RFC3339, v)
 		if err != nil || got != want {
 			t.Fatalf("utcTime(%q) = %v; time.Parse = %v, %v", v, got, want, err)
+		}
+	})
+}
+
+// signatureList must read what ParseSignatureList reads, the same way, and
+// leave the rest to it.
+func TestSignatureListAgreesWithParseSignatureList(t *testing.T) {
+	a, b := strings.Repeat("a", 64), strings.Repeat("0123456789abcdef", 1)
+	for _, v := range []string{
+		"[]", "[ ]", "[" + a + "]", "[" + a + ", " + b + "]", " [ " + a + " ,  " + b + " ] ",
+		"[" + a + ",]", "[," + a + "]", "[" + a + ",," + b + "]", "[" + strings.ToUpper(a) + "]",
+		a, "[" + a, a + "]", "[x]", "[" + a + " " + b + "]", "", "[" + b + "\t,\t" + a + "]",
+	} {
+		got, ok := signatureList([]byte(v), &tableBuf{})
+		want, err := ParseSignatureList(v)
+		if ok && (err != nil || !slices.Equal(got, want)) {
+			t.Errorf("signatureList(%q) = %q; ParseSignatureList = %q, %v", v, got, want, err)
+		}
+	}
+}
+
+func FuzzSignatureList(f *testing.F) {
+	f.Add("[" + strings.Repeat("a", 64) + ", " + strings.Repeat("b", 16) + "]")
+	f.Fuzz(func(t *testing.T, v string) {
+		got, ok := signatureList([]byte(v), &tableBuf{})
+		if !ok {
+			return
+		}
+		want, err := ParseSignatureList(v)
+		if err != nil || !slices.Equal(got, want) {
+			t.Fatalf("signatureList(%q) = %q; ParseSignatureList = %q, %v", v, got, want, err)
 		}
 	})
 }
