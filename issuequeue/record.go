@@ -123,7 +123,7 @@ func (d *doc) finding(line, col int, warning bool, format string, args ...any) F
 // record whatever its level.
 func (d *doc) buildRecord(key string, hi int, stops []bool) *record {
 	r := &record{}
-	r.subs = d.fillRecord(r, key, hi, stops, nil)
+	d.fillRecord(r, key, hi, stops, nil)
 	return r
 }
 
