@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 // indentOf returns the column width of the leading whitespace and its byte length.
@@ -88,17 +89,18 @@ func (f fence) closedBy(l []byte) bool {
 	return k >= f.length && isBlank(rest[k:])
 }
 
-// atxHeading parses an ATX heading from rest (after ≤3 columns of indentation).
-func atxHeading(rest []byte) (level int, title string, ok bool) {
+// atxHeading parses an ATX heading from rest (after ≤3 columns of
+// indentation). The title is a part of rest, nil if empty.
+func atxHeading(rest []byte) (level int, title []byte, ok bool) {
 	for level < len(rest) && rest[level] == '#' {
 		level++
 	}
 	if level == 0 || level > 6 {
-		return 0, "", false
+		return 0, nil, false
 	}
 	// goldmark counts a carriage return as space here.
 	if level < len(rest) && rest[level] != ' ' && rest[level] != '\t' && rest[level] != '\r' {
-		return 0, "", false
+		return 0, nil, false
 	}
 	t := bytes.Trim(rest[level:], " \t\r")
 	// An optional closing sequence of #s, preceded by a space, is not part of the title.
@@ -111,7 +113,7 @@ func atxHeading(rest []byte) (level int, title string, ok bool) {
 	} else if k < len(t) && (t[k-1] == ' ' || t[k-1] == '\t' || t[k-1] == '\r') {
 		t = bytes.TrimRight(t[:k], " \t\r")
 	}
-	return level, string(t), true
+	return level, t, true
 }
 
 func thematicBreak(rest []byte) bool {
@@ -133,6 +135,9 @@ func thematicBreak(rest []byte) bool {
 
 // setextLevel returns 1 or 2 if rest is a setext underline.
 func setextLevel(rest []byte) int {
+	if len(rest) == 0 || (rest[0] != '=' && rest[0] != '-') {
+		return 0 // most lines: trimming would not change the first byte
+	}
 	t := bytes.TrimRight(rest, " \t\r")
 	if len(t) == 0 || (t[0] != '=' && t[0] != '-') {
 		return 0
@@ -148,26 +153,34 @@ func setextLevel(rest []byte) int {
 	return 2
 }
 
-var (
-	htmlType1Open  = regexp.MustCompile(`(?i)^<(script|pre|style|textarea)(?:\s.*|>.*|/>.*|)$`)
-	htmlType1Close = regexp.MustCompile(`(?i)</(?:script|pre|style|textarea)>`)
-	htmlType4Open  = regexp.MustCompile(`^<![A-Z]+`)
-	htmlType6      = regexp.MustCompile(`^<(?:/[ ]*)?([a-zA-Z]+[a-zA-Z0-9\-]*)(?:[ ].*|>.*|/>.*|)$`)
-	htmlType7      = regexp.MustCompile(`^<(/[ ]*)?([a-zA-Z]+[a-zA-Z0-9\-]*)(` + htmlAttr + `*)[ ]*(?:>|/>)[ ]*$`)
-)
+// htmlPatterns are what the HTML blocks of CommonMark start and end with.
+type htmlPatterns struct {
+	type1Open, type1Close, type4Open, type6, type7 *regexp.Regexp
+	blockTags                                      map[string]bool
+}
 
-const htmlAttr = `(?:[\r\n \t]+[a-zA-Z_:][a-zA-Z0-9:._-]*(?:[\r\n \t]*=[\r\n \t]*(?:[^\"'=<>` + "`" + `\x00-\x20]+|'[^']*'|"[^"]*"))?)`
-
-var blockTags = map[string]bool{}
-
-func init() {
+// htmlRes returns the HTML block patterns, compiled when a line first
+// starts with '<': most files have none, and every command would pay for
+// compiling them at start-up.
+var htmlRes = sync.OnceValue(func() *htmlPatterns {
+	p := &htmlPatterns{
+		type1Open:  regexp.MustCompile(`(?i)^<(script|pre|style|textarea)(?:\s.*|>.*|/>.*|)$`),
+		type1Close: regexp.MustCompile(`(?i)</(?:script|pre|style|textarea)>`),
+		type4Open:  regexp.MustCompile(`^<![A-Z]+`),
+		type6:      regexp.MustCompile(`^<(?:/[ ]*)?([a-zA-Z]+[a-zA-Z0-9\-]*)(?:[ ].*|>.*|/>.*|)$`),
+		type7:      regexp.MustCompile(`^<(/[ ]*)?([a-zA-Z]+[a-zA-Z0-9\-]*)(` + htmlAttr + `*)[ ]*(?:>|/>)[ ]*$`),
+		blockTags:  map[string]bool{},
+	}
 	for _, t := range strings.Fields(`address article aside base basefont blockquote body caption center col
 		colgroup dd details dialog dir div dl dt fieldset figcaption figure footer form frame frameset
 		h1 h2 h3 h4 h5 h6 head header hr html iframe legend li link main menu menuitem meta nav noframes
 		ol optgroup option p param search section summary table tbody td tfoot th thead title tr track ul`) {
-		blockTags[t] = true
+		p.blockTags[t] = true
 	}
-}
+	return p
+})
+
+const htmlAttr = `(?:[\r\n \t]+[a-zA-Z_:][a-zA-Z0-9:._-]*(?:[\r\n \t]*=[\r\n \t]*(?:[^\"'=<>` + "`" + `\x00-\x20]+|'[^']*'|"[^"]*"))?)`
 
 // htmlBlock reports the CommonMark HTML block type (1–7) that rest (after ≤3
 // spaces) opens, or 0. Type 7 cannot interrupt a paragraph.
@@ -175,30 +188,31 @@ func htmlBlock(rest []byte, inPara bool) (typ int, closer string) {
 	if len(rest) < 2 || rest[0] != '<' {
 		return 0, ""
 	}
+	re := htmlRes()
 	switch {
-	case htmlType1Open.Match(rest):
+	case re.type1Open.Match(rest):
 		return 1, ""
 	case bytes.HasPrefix(rest, []byte("<!--")):
 		return 2, "-->"
 	case bytes.HasPrefix(rest, []byte("<?")):
 		return 3, "?>"
-	case htmlType4Open.Match(rest):
+	case re.type4Open.Match(rest):
 		return 4, ">"
 	case bytes.HasPrefix(rest, []byte("<![CDATA[")):
 		return 5, "]]>"
 	}
-	if m := htmlType7.FindSubmatchIndex(rest); m != nil {
+	if m := re.type7.FindSubmatchIndex(rest); m != nil {
 		isClose := m[2] > -1 && rest[m[2]] == '/'
 		hasAttr := m[6] != m[7]
 		tag := strings.ToLower(string(rest[m[4]:m[5]]))
-		if blockTags[tag] {
+		if re.blockTags[tag] {
 			return 6, ""
 		}
 		if tag != "script" && tag != "style" && tag != "pre" && !inPara && !(isClose && hasAttr) {
 			return 7, ""
 		}
 	}
-	if m := htmlType6.FindSubmatchIndex(rest); m != nil && blockTags[strings.ToLower(string(rest[m[2]:m[3]]))] {
+	if m := re.type6.FindSubmatchIndex(rest); m != nil && re.blockTags[strings.ToLower(string(rest[m[2]:m[3]]))] {
 		return 6, ""
 	}
 	return 0, ""
@@ -206,7 +220,7 @@ func htmlBlock(rest []byte, inPara bool) (typ int, closer string) {
 
 func htmlClosed(typ int, closer string, l []byte) bool {
 	if typ == 1 {
-		return htmlType1Close.Match(l)
+		return htmlRes().type1Close.Match(l)
 	}
 	return bytes.Contains(l, []byte(closer))
 }

@@ -94,8 +94,9 @@ func boldSummary(l string) (string, bool) {
 	return "", false
 }
 
-// load reads the typed fields and reports invalid values.
-func (is *Issue) load() {
+// load reads the typed fields and reports invalid values. Values many
+// issues share are made strings through buf (nil: one string each).
+func (is *Issue) load(buf *tableBuf) {
 	d, r := is.q.d, is.r
 	bad := func(field, format string, args ...any) {
 		line, col := d.fieldPos(r, field)
@@ -124,14 +125,21 @@ func (is *Issue) load() {
 		}
 	}
 	get := func(field int) []byte { return vals[field] }
+	plain := func(field int) bool { return asItem[field] || !bytes.Contains(vals[field], []byte(`\|`)) }
 	str := func(field int) string {
-		if asItem[field] {
-			return string(vals[field])
+		if plain(field) {
+			return buf.string(vals[field])
 		}
 		return unescapeCell(string(vals[field]))
 	}
+	word := func(field int) string { // str, for the values issues share
+		if plain(field) {
+			return buf.intern(vals[field])
+		}
+		return str(field)
+	}
 
-	is.Type = strings.ToLower(str(kType))
+	is.Type = strings.ToLower(word(kType))
 	if is.Type == "" {
 		is.Type = "bug"
 	}
@@ -144,8 +152,10 @@ func (is *Issue) load() {
 	if s, ok := StatusSynonyms[is.Status]; ok {
 		is.Status = s
 	}
-	is.Source, is.Category, is.Verify = str(kSource), str(kCategory), str(kVerify)
-	if v := str(kCreated); v != "" {
+	is.Source, is.Category, is.Verify = word(kSource), word(kCategory), word(kVerify)
+	if t, ok := utcTime(get(kCreated)); ok {
+		is.Created = t
+	} else if v := str(kCreated); v != "" {
 		t, err := time.Parse(time.RFC3339, v)
 		if err != nil {
 			bad(FieldCreated, "%q is not an RFC 3339 time such as 2026-11-22T10:00:00Z", v)
@@ -197,7 +207,10 @@ func (is *Issue) load() {
 		var sigs []string
 		var err error
 		if !emptyList(v) {
-			sigs, err = ParseSignatureList(str(kPreviousSignatures))
+			var ok bool
+			if sigs, ok = signatureList(v, buf); !ok || !plain(kPreviousSignatures) {
+				sigs, err = ParseSignatureList(str(kPreviousSignatures))
+			}
 		}
 		if err != nil {
 			bad(FieldPreviousSignatures, "%v", err)
@@ -254,6 +267,38 @@ func knownFieldIndex(raw []byte, plain bool) int {
 		}
 	}
 	return -1
+}
+
+// utcTime reads the form of RFC 3339 the tool writes, 2026-11-22T10:00:00Z,
+// from bytes, as time.Parse(time.RFC3339, …) reads it; ok is false for
+// anything else (an offset, fractions of a second, a value out of range),
+// which time.Parse then reads or refuses.
+func utcTime(v []byte) (t time.Time, ok bool) {
+	if len(v) != len("2006-01-02T15:04:05Z") || v[4] != '-' || v[7] != '-' || v[10] != 'T' ||
+		v[13] != ':' || v[16] != ':' || v[19] != 'Z' {
+		return time.Time{}, false
+	}
+	num := func(i, n int) int {
+		x := 0
+		for _, c := range v[i : i+n] {
+			if c < '0' || c > '9' {
+				return -1
+			}
+			x = x*10 + int(c-'0')
+		}
+		return x
+	}
+	year, month, day := num(0, 4), num(5, 2), num(8, 2)
+	hour, minute, sec := num(11, 2), num(14, 2), num(17, 2)
+	if year < 0 || month < 1 || month > 12 || day < 1 || hour < 0 || hour > 23 ||
+		minute < 0 || minute > 59 || sec < 0 || sec > 59 {
+		return time.Time{}, false
+	}
+	// The last day of the month: day 0 of the next.
+	if day > time.Date(year, time.Month(month)+1, 0, 0, 0, 0, 0, time.UTC).Day() {
+		return time.Time{}, false
+	}
+	return time.Date(year, time.Month(month), day, hour, minute, sec, 0, time.UTC), true
 }
 
 // enumWord is enumField for a value read as bytes: a value that is one of
@@ -392,6 +437,33 @@ func ParseSignatureList(v string) ([]string, error) {
 		out = append(out, p)
 	}
 	return out, nil
+}
+
+// signatureList is ParseSignatureList for a list as the tool writes it,
+// read from bytes, with the strings made through buf; ok is false for
+// anything else (a list with an invalid signature, or no list), which
+// ParseSignatureList then reads or refuses.
+func signatureList(v []byte, buf *tableBuf) (sigs []string, ok bool) {
+	v = bytes.TrimSpace(v)
+	if len(v) < 2 || v[0] != '[' || v[len(v)-1] != ']' {
+		return nil, false
+	}
+	inner := bytes.TrimSpace(v[1 : len(v)-1])
+	if len(inner) == 0 {
+		return nil, true
+	}
+	sigs = make([]string, 0, bytes.Count(inner, []byte{','})+1)
+	for {
+		p, rest, more := bytes.Cut(inner, []byte{','})
+		if p = bytes.TrimSpace(p); !validSignature(p) {
+			return nil, false
+		}
+		sigs = append(sigs, buf.string(p))
+		if !more {
+			return sigs, true
+		}
+		inner = rest
+	}
 }
 
 // FormatSignatureList writes a Previous-Signatures value.

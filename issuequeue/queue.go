@@ -110,7 +110,7 @@ func allDigits(s string) bool {
 // validSignature reports whether v is a signature: 64 lowercase hex
 // digits, or their first 16, which some tools record instead (a short one
 // matches the full signature it starts).
-func validSignature(v string) bool {
+func validSignature[T string | []byte](v T) bool {
 	if len(v) != 64 && len(v) != 16 {
 		return false
 	}
@@ -176,7 +176,13 @@ func parseIssues(name string, src []byte, history bool) *Queue {
 			n++
 		}
 	}
+	// One array each holds the records, the issues and the subsections: a
+	// queue has tens of thousands, and an allocation each costs more than
+	// reading them. The headings that are no issue bound the subsections.
 	q.all = make([]*Issue, 0, n)
+	recs, issues := make([]record, n), make([]Issue, n)
+	subs := make([]sub, 0, len(d.s.headings)-n)
+	d.records = make([]*record, 0, n)
 	var outer *record // the last issue, for nesting
 	for hi, h := range d.s.headings {
 		if !isIssue[hi] {
@@ -186,7 +192,8 @@ func parseIssues(name string, src []byte, history bool) *Queue {
 			continue
 		}
 		id := issueHeadingID(h.title)
-		r := d.buildRecord(id, hi, isIssue)
+		r := &recs[len(q.all)]
+		subs = d.fillRecord(r, id, hi, isIssue, subs)
 		if !validID(id) {
 			hint := ""
 			if up := strings.ToUpper(id); up != id && validID(up) {
@@ -215,7 +222,9 @@ func parseIssues(name string, src []byte, history bool) *Queue {
 		if history {
 			d.byKey[id] = r // the newest copy
 		}
-		q.all = append(q.all, &Issue{ID: id, Line: h.line + 1, q: q, r: r})
+		is := &issues[len(q.all)]
+		*is = Issue{ID: id, Line: h.line + 1, q: q, r: r}
+		q.all = append(q.all, is)
 	}
 	oneFence := map[int]bool{}
 	for _, hd := range d.s.hidden {
@@ -231,7 +240,7 @@ func parseIssues(name string, src []byte, history bool) *Queue {
 	}
 	// Every error found so far is the file's; the records' own come next.
 	q.fileErrs = d.errs()
-	d.parseTables(func(i int) { q.all[i].load() }) // records and issues are in the same order
+	d.parseTables(func(i int, buf *tableBuf) { q.all[i].load(buf) }) // records and issues are in the same order
 	q.Issues = make([]*Issue, 0, len(q.all))
 	for _, is := range q.all {
 		r := is.r

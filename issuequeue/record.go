@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unicode/utf8"
 )
 
@@ -121,9 +122,18 @@ func (d *doc) finding(line, col int, warning bool, format string, args ...any) F
 // after headings[hi]. A heading marked in stops (if not nil) ends the
 // record whatever its level.
 func (d *doc) buildRecord(key string, hi int, stops []bool) *record {
+	r := &record{}
+	d.fillRecord(r, key, hi, stops, nil)
+	return r
+}
+
+// fillRecord is buildRecord into r, with the subsections appended to subs
+// (the record's are a part of it, with no room to grow into the next
+// record's), which is returned: a queue's records share one array.
+func (d *doc) fillRecord(r *record, key string, hi int, stops []bool, subs []sub) []sub {
 	hs := d.s.headings
 	h := hs[hi]
-	r := &record{key: key, h: h, start: h.start, end: len(d.src), endLine: d.s.nLines()}
+	*r = record{key: key, h: h, start: h.start, end: len(d.src), endLine: d.s.nLines()}
 	j := hi + 1
 	for ; j < len(hs); j++ {
 		if hs[j].level <= h.level || (stops != nil && stops[j]) {
@@ -131,13 +141,7 @@ func (d *doc) buildRecord(key string, hi int, stops []bool) *record {
 			break
 		}
 	}
-	nsubs := 0
-	for k := hi + 1; k < j; k++ {
-		if hs[k].level == h.level+1 {
-			nsubs++
-		}
-	}
-	r.subs = make([]sub, 0, nsubs)
+	first := len(subs)
 	for k := hi + 1; k < j; k++ {
 		if hs[k].level != h.level+1 {
 			continue
@@ -149,9 +153,10 @@ func (d *doc) buildRecord(key string, hi int, stops []bool) *record {
 				break
 			}
 		}
-		r.subs = append(r.subs, sb)
+		subs = append(subs, sb)
 	}
-	return r
+	r.subs = subs[first:len(subs):len(subs)]
+	return subs
 }
 
 // addRecord adds r, found under its key, to the records. A key seen before
@@ -175,7 +180,7 @@ func (r *record) introEnd() int {
 
 // parseTables finds each record's field table, in parallel:
 // the tables are what must be parsed, and the rest of the file is not.
-func (d *doc) parseTables(check func(i int)) {
+func (d *doc) parseTables(check func(i int, buf *tableBuf)) {
 	paras, lists := d.s.paras, d.s.lists
 	pi, li := 0, 0
 	// listRanges[i] is the range of lists before record i's first
@@ -229,11 +234,11 @@ func (d *doc) parseTables(check func(i int)) {
 			r.findings = append(r.findings, d.finding(paras[malformed].line, 1, false,
 				"malformed table: the line after the header must be a delimiter row such as |---|---| with as many cells as the header"))
 		}
-		d.indexFields(r, t)
+		d.indexFields(r, t, buf)
 		if listRanges != nil && listRanges[ri][0] < listRanges[ri][1] {
 			d.indexListFields(r, int(listRanges[ri][0]), int(listRanges[ri][1]))
 		}
-		check(ri)
+		check(ri, buf)
 	}
 	workers := runtime.GOMAXPROCS(0)
 	if len(d.records) < 64 || workers < 2 {
@@ -242,22 +247,27 @@ func (d *doc) parseTables(check func(i int)) {
 			run(buf, ri)
 		}
 	} else {
+		// Workers take the records in batches: a hand-over per record
+		// costs about what reading its table does.
+		const batch = 128
+		var next atomic.Int64
 		var wg sync.WaitGroup
-		next := make(chan int, 256)
 		for w := 0; w < workers; w++ {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
 				buf := &tableBuf{}
-				for ri := range next {
-					run(buf, ri)
+				for {
+					lo := int(next.Add(batch)) - batch
+					if lo >= len(d.records) {
+						return
+					}
+					for ri := lo; ri < min(lo+batch, len(d.records)); ri++ {
+						run(buf, ri)
+					}
 				}
 			}()
 		}
-		for ri := range d.records {
-			next <- ri
-		}
-		close(next)
 		wg.Wait()
 	}
 	for _, r := range d.records {
@@ -273,12 +283,13 @@ const maxRowFindings = 100
 
 // indexFields records the field rows of the record's table t (nil: it has
 // none) and reports the table's shape problems. t may live in a reused
-// buffer: what later reads need of it is copied into r.fields.
-func (d *doc) indexFields(r *record, t *table) {
+// buffer: what later reads need of it is copied into r.fields, which is
+// taken from buf (see fieldRefs).
+func (d *doc) indexFields(r *record, t *table, buf *tableBuf) {
 	if t == nil {
 		return
 	}
-	r.fields = make([]fieldRef, 0, len(t.rows))
+	r.fields = buf.fieldRefs(len(t.rows))
 	hw := len(t.header.cells)
 	if hw < 2 {
 		r.findings = append(r.findings, d.finding(t.line, 1, false, "the field table needs two columns, | Field | Value |"))

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
@@ -77,13 +78,16 @@ type scan struct {
 	defsRead         int // bytes of paragraphs read for link definitions
 }
 
-var issueHeadingRe = regexp.MustCompile(`^[ \t>*+\-0-9.)]*#{1,6}[ \t]+ISSUE-`)
+// issueHeadingRe is compiled when first needed: most lines never need it.
+var issueHeadingRe = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[ \t>*+\-0-9.)]*#{1,6}[ \t]+ISSUE-`)
+})
 
 // issueHeadingLike reports whether l looks like an ISSUE heading written
 // where it is not one (in code, HTML or a container). Most lines there do
 // not mention ISSUE- at all, and the check for that is much cheaper.
 func issueHeadingLike(l []byte) bool {
-	return bytes.Contains(l, []byte("ISSUE-")) && issueHeadingRe.Match(l)
+	return bytes.Contains(l, []byte("ISSUE-")) && issueHeadingRe().Match(l)
 }
 
 func splitLines(src []byte) []int {
@@ -260,9 +264,9 @@ func scanBlocks(src []byte) *scan {
 			f, state, fenceLine = ff, stFence, i
 			continue
 		}
-		if lvl, title, ok := atxHeading(rest); ok {
+		if lvl, _, ok := atxHeading(rest); ok {
 			endPara(i)
-			s.headings = append(s.headings, heading{level: lvl, line: i, endLine: i + 1, start: s.lineStart(i), end: s.lines[i+1], title: title})
+			s.headings = append(s.headings, heading{level: lvl, line: i, endLine: i + 1, start: s.lineStart(i), end: s.lines[i+1]})
 			continue
 		}
 		if typ, closer := htmlBlock(rest, inPara); typ > 0 {
@@ -270,10 +274,10 @@ func scanBlocks(src []byte) *scan {
 			if issueHeadingLike(l) {
 				s.hidden = append(s.hidden, hidden{i, htmlWhere(typ)})
 			}
-			if typ >= 6 || !htmlClosed(typ, closer, rest) || (typ == 1 && !htmlType1Close.Match(rest)) {
+			if typ >= 6 || !htmlClosed(typ, closer, rest) || (typ == 1 && !htmlRes().type1Close.Match(rest)) {
 				state, htmlTyp, htmlClose, htmlLine = stHTML, typ, closer, i
 				if typ == 1 {
-					htmlClose = "</" + strings.ToLower(htmlType1Open.FindStringSubmatch(string(rest))[1]) + ">"
+					htmlClose = "</" + strings.ToLower(htmlRes().type1Open.FindStringSubmatch(string(rest))[1]) + ">"
 				}
 			}
 			continue
@@ -310,7 +314,36 @@ func scanBlocks(src []byte) *scan {
 			s.unclosed = &unclosedBlock{line: htmlLine, closer: htmlClose}
 		}
 	}
+	s.atxTitles()
 	return s
+}
+
+// atxTitles sets the titles of the ATX headings, all held in one string:
+// a queue has tens of thousands of headings, and a string each would be
+// as many allocations.
+func (s *scan) atxTitles() {
+	size := 0 // a title is a part of its line
+	for i := range s.headings {
+		if h := &s.headings[i]; !h.setext {
+			size += h.end - h.start
+		}
+	}
+	var b strings.Builder
+	b.Grow(size)
+	for i := range s.headings {
+		h := &s.headings[i]
+		if h.setext {
+			continue
+		}
+		l := s.lineText(h.line)
+		_, n := indentOf(l)
+		_, t, _ := atxHeading(l[n:])
+		off := b.Len()
+		b.Write(t)
+		// A Builder never changes the bytes it holds: the title stays
+		// valid as more are written.
+		h.title = b.String()[off:]
+	}
 }
 
 // setextHeading returns the heading that underline line i (of level lvl)

@@ -89,7 +89,7 @@ func ParseState(name string, src []byte) *State {
 		r.foreign = !owned
 		d.addRecord(r)
 	}
-	d.parseTables(func(int) {})
+	d.parseTables(func(int, *tableBuf) {})
 	st.load()
 	sortFindings(d.findings)
 	return st

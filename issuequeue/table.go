@@ -29,10 +29,73 @@ type table struct {
 	rows          []row
 }
 
-// tableBuf is memory for fastTable to build tables in, reused call after call.
+// tableBuf is memory for fastTable to build tables in, reused call after
+// call, and the field values already made strings (see intern).
 type tableBuf struct {
 	t     table
 	cells []cell
+	strs  map[string]string
+	refs  []fieldRef      // the unused part of the last array fieldRefs took
+	text  strings.Builder // the last string intern made values in
+}
+
+// fieldRefs returns an empty slice with room for n fields: a part of an
+// array shared by the records a worker reads (a queue has ten thousand
+// field tables), with no room to grow into the next record's part.
+func (buf *tableBuf) fieldRefs(n int) []fieldRef {
+	const chunk = 4096
+	if n > chunk/8 {
+		return make([]fieldRef, 0, n)
+	}
+	if cap(buf.refs)-len(buf.refs) < n {
+		buf.refs = make([]fieldRef, 0, chunk)
+	}
+	k := len(buf.refs)
+	buf.refs = buf.refs[:k+n]
+	return buf.refs[k : k : k+n]
+}
+
+// maxInterned is how many values a tableBuf keeps: enough for the words
+// a queue's issues share (types, sources, categories), few enough that
+// values met once do not fill memory.
+const maxInterned = 256
+
+// string returns v as a string, made in a larger one that the values
+// after it share while it has room: one allocation for many values.
+func (buf *tableBuf) string(v []byte) string {
+	const chunk = 16 << 10
+	if buf == nil || len(v) > chunk/16 {
+		return string(v)
+	}
+	if buf.text.Cap()-buf.text.Len() < len(v) {
+		buf.text = strings.Builder{}
+		buf.text.Grow(chunk)
+	}
+	off := buf.text.Len()
+	buf.text.Write(v)
+	// A Builder never changes the bytes it holds: the string stays valid
+	// as more are written.
+	return buf.text.String()[off:]
+}
+
+// intern returns v as a string, the same string for the same bytes while
+// there is room: most values of a field are a few words shared by many
+// issues, and a string each would be an allocation each. buf may be nil.
+func (buf *tableBuf) intern(v []byte) string {
+	if buf == nil {
+		return string(v)
+	}
+	if s, ok := buf.strs[string(v)]; ok {
+		return s
+	}
+	s := buf.string(v)
+	if buf.strs == nil {
+		buf.strs = make(map[string]string)
+	}
+	if len(buf.strs) < maxInterned {
+		buf.strs[s] = s
+	}
+	return s
 }
 
 // countCells counts the cells written on a table line the way GFM splits

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/autoretry/orchestrator/internal/queuegen"
 )
@@ -77,13 +78,20 @@ func generated(n int) queuegen.Result {
 	return r
 }
 
-// resetDir puts the generated files back, undoing what a check wrote.
+// resetDir puts the generated files back, undoing what a check wrote. They
+// are dated a minute ago, as bench/queue.sh dates them: files saved a
+// while before the command runs, which it takes as they are instead of
+// waiting for a save that may still be going on.
 func resetDir(b *testing.B, dir string, r queuegen.Result) {
-	if err := os.WriteFile(filepath.Join(dir, "issue_queue.md"), r.Queue, 0o644); err != nil {
-		b.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "session_state.md"), r.State, 0o644); err != nil {
-		b.Fatal(err)
+	saved := time.Now().Add(-time.Minute)
+	for name, data := range map[string][]byte{"issue_queue.md": r.Queue, "session_state.md": r.State} {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Chtimes(path, saved, saved); err != nil {
+			b.Fatal(err)
+		}
 	}
 	if err := os.RemoveAll(filepath.Join(dir, "logs")); err != nil {
 		b.Fatal(err)

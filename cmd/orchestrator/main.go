@@ -19,9 +19,12 @@ import (
 	"math"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"runtime"
 	"runtime/debug"
 	"syscall"
+
+	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 func main() {
@@ -30,7 +33,7 @@ func main() {
 	// fail with EPIPE instead.
 	signal.Ignore(syscall.SIGPIPE)
 	e := newEnv(os.Stdin, os.Stdout, os.Stderr, os.Getenv)
-	e.beforeCommand = tuneGC
+	e.beforeCommand = func(c *command) { tuneGC(c, e.dir) }
 	os.Exit(e.main(os.Args[1:]))
 }
 
@@ -38,17 +41,22 @@ func main() {
 // (check, lint, status, report, …) skip garbage collection while they are
 // small: nearly all they allocate stays live until they exit, so
 // collecting only costs time. The first collection, which the runtime
-// starts when the heap reaches gcFreeHeap, means the command needs more;
-// from then on the collector paces by the live heap as usual, so memory
-// follows what the command holds, not what it has read. Long-running
-// commands, and those that read a command's output as it comes, keep the
-// default; GOGC or GOMEMLIMIT in the environment win.
-func tuneGC(c *command) {
+// starts when the heap reaches gcFreeHeap more than what was prepared for
+// the state files (see heapFor), means the command needs more; from then
+// on the collector paces by the live heap as usual, so memory follows what
+// the command holds, not what it has read. Long-running commands, and
+// those that read a command's output as it comes, keep the default; GOGC
+// or GOMEMLIMIT in the environment win.
+func tuneGC(c *command, dir string) {
 	if c.longRunning || c.streams || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
+	n := heapFor(dir)
 	debug.SetGCPercent(-1)
-	debug.SetMemoryLimit(gcFreeHeap)
+	debug.SetMemoryLimit(gcFreeHeap + int64(n))
+	if n > 0 {
+		prepareHeap(n)
+	}
 	first := new([64]byte) // not a tiny allocation: its finalizer runs
 	runtime.SetFinalizer(first, func(*[64]byte) {
 		debug.SetGCPercent(100)
@@ -57,5 +65,24 @@ func tuneGC(c *command) {
 }
 
 // gcFreeHeap is how much a read-and-exit command may allocate before it
-// collects garbage for the first time.
+// collects garbage for the first time, beyond what heapFor prepared.
 const gcFreeHeap = 32 << 20
+
+// heapFor returns how much memory to prepare (see prepareHeap) for a
+// command that reads the state files in dir: reading the queue takes about
+// four times its size, changing it one more, and the heap rounds up what
+// it is asked for. Memory prepared and not used costs nothing; a small
+// file is not worth preparing for.
+func heapFor(dir string) int {
+	size := int64(0)
+	for _, name := range []string{issuequeue.QueueFile, issuequeue.StateFile} {
+		if fi, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			size += fi.Size()
+		}
+	}
+	const perByte, minPrepared, maxPrepared = 6, 4 << 20, 1 << 30
+	if n := perByte * size; n >= minPrepared {
+		return int(min(n, maxPrepared))
+	}
+	return 0
+}
