@@ -55,6 +55,8 @@ type segment struct {
 type preLine struct {
 	how    uint8
 	inPrep bool
+	act    uint8  // for preQuick, what quick does with the line
+	indent int32  // and its indentation
 	raw    [2]int // the line as the report rules see it
 	norm   [2]int // its normalized text, for preNorm
 }
@@ -62,7 +64,7 @@ type preLine struct {
 // How the report rules take a line of a batch.
 const (
 	preNorm  = iota // normalized already: norm, and raw as the report rules see it
-	preQuick        // perhaps quick's way (see report.quick): line2 reads it
+	preQuick        // perhaps quick's way (see report.quick): act, or line2 reads it
 	preFull         // perhaps a go test -json event: line2 reads it
 )
 
@@ -186,9 +188,12 @@ func (p *pipeline) normalizeLine(lb *lineBufs, bt *batch, start, end int) {
 	case len(b) > 12 && b[0] == '{' && b[1] == '"':
 		// As in line2: an event of go test -json first, then quick.
 		l.how = preFull
-	case len(b) <= maxLine && len(lb.sc.extra) == 0 && quickCandidate(b, p.slowTests):
-		l.how = preQuick
-	default:
+	case len(b) <= maxLine && len(lb.sc.extra) == 0:
+		if act, _, indent := quickAct(b, p.slowTests); act != aSeq {
+			l.how, l.act, l.indent = preQuick, uint8(act), int32(indent)
+		}
+	}
+	if l.how == preNorm {
 		s := len(bt.norm)
 		var raw []byte
 		bt.norm, raw = lb.appendLine2(bt.norm, b)
@@ -202,11 +207,6 @@ func (p *pipeline) normalizeLine(lb *lineBufs, bt *batch, start, end int) {
 	bt.lines = append(bt.lines, l)
 }
 
-func quickCandidate(b []byte, slowTests bool) bool {
-	act, _, _ := quickAct(b, slowTests)
-	return act != aSeq
-}
-
 // report hands the batches' lines to the report rules, in order.
 func (p *pipeline) report() {
 	defer close(p.done)
@@ -215,9 +215,12 @@ func (p *pipeline) report() {
 		<-bt.ready
 		for i := range bt.lines {
 			l := &bt.lines[i]
-			if l.how != preNorm {
+			switch l.how {
+			case preFull:
 				st.line2(bt.data[l.raw[0]:l.raw[1]])
-			} else {
+			case preQuick:
+				st.lineQuick(bt.data[l.raw[0]:l.raw[1]], int(l.act), int(l.indent))
+			default:
 				raw := bt.data
 				if l.inPrep {
 					raw = bt.prep
