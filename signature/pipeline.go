@@ -51,14 +51,15 @@ type segment struct {
 }
 
 // preLine is a line of a batch: its bytes in data (or, inPrep, in prep),
-// and how the report rules take it.
+// and how the report rules take it. A batch holds less than a read more
+// than batchSize, so its offsets fit in 32 bits.
 type preLine struct {
 	how    uint8
 	inPrep bool
-	act    uint8  // for preQuick, what quick does with the line
-	indent int32  // and its indentation
-	raw    [2]int // the line as the report rules see it
-	norm   [2]int // its normalized text, for preNorm
+	act    uint8    // for preQuick, what quick does with the line
+	indent int32    // and its indentation
+	raw    [2]int32 // the line as the report rules see it
+	norm   [2]int32 // its normalized text, for preNorm
 }
 
 // How the report rules take a line of a batch.
@@ -101,8 +102,15 @@ func (st *stream) startPipeline(workers int, slowTests bool) {
 	st.pipe = p
 }
 
+// newBatch makes a batch with room for a batch's usual lines and their
+// normalized text (about as long), so that they seldom grow.
 func newBatch() *batch {
-	return &batch{data: make([]byte, 0, batchSize+4<<10), ready: make(chan struct{}, 1)}
+	return &batch{
+		data:  make([]byte, 0, batchSize+4<<10),
+		lines: make([]preLine, 0, batchSize/32),
+		norm:  make([]byte, 0, batchSize+4<<10),
+		ready: make(chan struct{}, 1),
+	}
 }
 
 // add adds a line, given without its newline, to the batch being gathered.
@@ -183,7 +191,7 @@ func (p *pipeline) normalize(lb *lineBufs) {
 // adds it to bt.lines.
 func (p *pipeline) normalizeLine(lb *lineBufs, bt *batch, start, end int) {
 	b := bt.data[start:end]
-	l := preLine{how: preNorm, raw: [2]int{start, end}}
+	l := preLine{how: preNorm, raw: [2]int32{int32(start), int32(end)}}
 	switch {
 	case len(b) > 12 && b[0] == '{' && b[1] == '"':
 		// As in line2: an event of go test -json first, then quick.
@@ -197,11 +205,11 @@ func (p *pipeline) normalizeLine(lb *lineBufs, bt *batch, start, end int) {
 		s := len(bt.norm)
 		var raw []byte
 		bt.norm, raw = lb.appendLine2(bt.norm, b)
-		l.norm = [2]int{s, len(bt.norm)}
+		l.norm = [2]int32{int32(s), int32(len(bt.norm))}
 		if len(raw) != len(b) || len(raw) > 0 && &raw[0] != &b[0] {
 			s := len(bt.prep)
 			bt.prep = append(bt.prep, raw...)
-			l.raw, l.inPrep = [2]int{s, len(bt.prep)}, true
+			l.raw, l.inPrep = [2]int32{int32(s), int32(len(bt.prep))}, true
 		}
 	}
 	bt.lines = append(bt.lines, l)
