@@ -52,14 +52,17 @@ type segment struct {
 
 // preLine is a line of a batch: its bytes in data (or, inPrep, in prep),
 // and how the report rules take it. A batch holds less than a read more
-// than batchSize, so its offsets fit in 32 bits.
+// than batchSize, so its offsets fit in 32 bits; a worker writes one for
+// every line, which the report rules read on another processor, so it is
+// kept small.
 type preLine struct {
 	how    uint8
 	inPrep bool
 	act    uint8    // for preQuick, what quick does with the line
-	indent int32    // and its indentation
 	raw    [2]int32 // the line as the report rules see it
-	norm   [2]int32 // its normalized text, for preNorm
+	// For preNorm, the end of its normalized text in norm, which starts
+	// where the last preNorm line's ends; for preQuick, its indentation.
+	end int32
 }
 
 // How the report rules take a line of a batch.
@@ -198,14 +201,13 @@ func (p *pipeline) normalizeLine(lb *lineBufs, bt *batch, start, end int) {
 		l.how = preFull
 	case len(b) <= maxLine && len(lb.sc.extra) == 0:
 		if act, _, indent := quickAct(b, p.slowTests); act != aSeq {
-			l.how, l.act, l.indent = preQuick, uint8(act), int32(indent)
+			l.how, l.act, l.end = preQuick, uint8(act), int32(indent)
 		}
 	}
 	if l.how == preNorm {
-		s := len(bt.norm)
 		var raw []byte
 		bt.norm, raw = lb.appendLine2(bt.norm, b)
-		l.norm = [2]int32{int32(s), int32(len(bt.norm))}
+		l.end = int32(len(bt.norm))
 		if len(raw) != len(b) || len(raw) > 0 && &raw[0] != &b[0] {
 			s := len(bt.prep)
 			bt.prep = append(bt.prep, raw...)
@@ -221,20 +223,22 @@ func (p *pipeline) report() {
 	st := p.st
 	for bt := range p.order {
 		<-bt.ready
+		norm := int32(0) // where the next preNorm line's text starts
 		for i := range bt.lines {
 			l := &bt.lines[i]
 			switch l.how {
 			case preFull:
 				st.line2(bt.data[l.raw[0]:l.raw[1]])
 			case preQuick:
-				st.lineQuick(bt.data[l.raw[0]:l.raw[1]], int(l.act), int(l.indent))
+				st.lineQuick(bt.data[l.raw[0]:l.raw[1]], int(l.act), int(l.end))
 			default:
 				raw := bt.data
 				if l.inPrep {
 					raw = bt.prep
 				}
 				start := len(st.out)
-				st.out = append(st.out, bt.norm[l.norm[0]:l.norm[1]]...)
+				st.out = append(st.out, bt.norm[norm:l.end]...)
+				norm = l.end
 				st.report(start, raw[l.raw[0]:l.raw[1]])
 			}
 			if len(st.out) >= flushAt {
