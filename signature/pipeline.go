@@ -51,18 +51,24 @@ type segment struct {
 }
 
 // preLine is a line of a batch: its bytes in data (or, inPrep, in prep),
-// and how the report rules take it.
+// and how the report rules take it. A batch holds less than a read more
+// than batchSize, so its offsets fit in 32 bits; a worker writes one for
+// every line, which the report rules read on another processor, so it is
+// kept small.
 type preLine struct {
 	how    uint8
 	inPrep bool
-	raw    [2]int // the line as the report rules see it
-	norm   [2]int // its normalized text, for preNorm
+	act    uint8    // for preQuick, what quick does with the line
+	raw    [2]int32 // the line as the report rules see it
+	// For preNorm, the end of its normalized text in norm, which starts
+	// where the last preNorm line's ends; for preQuick, its indentation.
+	end int32
 }
 
 // How the report rules take a line of a batch.
 const (
 	preNorm  = iota // normalized already: norm, and raw as the report rules see it
-	preQuick        // perhaps quick's way (see report.quick): line2 reads it
+	preQuick        // perhaps quick's way (see report.quick): act, or line2 reads it
 	preFull         // perhaps a go test -json event: line2 reads it
 )
 
@@ -99,8 +105,15 @@ func (st *stream) startPipeline(workers int, slowTests bool) {
 	st.pipe = p
 }
 
+// newBatch makes a batch with room for a batch's usual lines and their
+// normalized text (about as long), so that they seldom grow.
 func newBatch() *batch {
-	return &batch{data: make([]byte, 0, batchSize+4<<10), ready: make(chan struct{}, 1)}
+	return &batch{
+		data:  make([]byte, 0, batchSize+4<<10),
+		lines: make([]preLine, 0, batchSize/32),
+		norm:  make([]byte, 0, batchSize+4<<10),
+		ready: make(chan struct{}, 1),
+	}
 }
 
 // add adds a line, given without its newline, to the batch being gathered.
@@ -181,30 +194,27 @@ func (p *pipeline) normalize(lb *lineBufs) {
 // adds it to bt.lines.
 func (p *pipeline) normalizeLine(lb *lineBufs, bt *batch, start, end int) {
 	b := bt.data[start:end]
-	l := preLine{how: preNorm, raw: [2]int{start, end}}
+	l := preLine{how: preNorm, raw: [2]int32{int32(start), int32(end)}}
 	switch {
 	case len(b) > 12 && b[0] == '{' && b[1] == '"':
 		// As in line2: an event of go test -json first, then quick.
 		l.how = preFull
-	case len(b) <= maxLine && len(lb.sc.extra) == 0 && quickCandidate(b, p.slowTests):
-		l.how = preQuick
-	default:
-		s := len(bt.norm)
+	case len(b) <= maxLine && len(lb.sc.extra) == 0:
+		if act, _, indent := quickAct(b, p.slowTests); act != aSeq {
+			l.how, l.act, l.end = preQuick, uint8(act), int32(indent)
+		}
+	}
+	if l.how == preNorm {
 		var raw []byte
 		bt.norm, raw = lb.appendLine2(bt.norm, b)
-		l.norm = [2]int{s, len(bt.norm)}
+		l.end = int32(len(bt.norm))
 		if len(raw) != len(b) || len(raw) > 0 && &raw[0] != &b[0] {
 			s := len(bt.prep)
 			bt.prep = append(bt.prep, raw...)
-			l.raw, l.inPrep = [2]int{s, len(bt.prep)}, true
+			l.raw, l.inPrep = [2]int32{int32(s), int32(len(bt.prep))}, true
 		}
 	}
 	bt.lines = append(bt.lines, l)
-}
-
-func quickCandidate(b []byte, slowTests bool) bool {
-	act, _, _ := quickAct(b, slowTests)
-	return act != aSeq
 }
 
 // report hands the batches' lines to the report rules, in order.
@@ -213,17 +223,22 @@ func (p *pipeline) report() {
 	st := p.st
 	for bt := range p.order {
 		<-bt.ready
+		norm := int32(0) // where the next preNorm line's text starts
 		for i := range bt.lines {
 			l := &bt.lines[i]
-			if l.how != preNorm {
+			switch l.how {
+			case preFull:
 				st.line2(bt.data[l.raw[0]:l.raw[1]])
-			} else {
+			case preQuick:
+				st.lineQuick(bt.data[l.raw[0]:l.raw[1]], int(l.act), int(l.end))
+			default:
 				raw := bt.data
 				if l.inPrep {
 					raw = bt.prep
 				}
 				start := len(st.out)
-				st.out = append(st.out, bt.norm[l.norm[0]:l.norm[1]]...)
+				st.out = append(st.out, bt.norm[norm:l.end]...)
+				norm = l.end
 				st.report(start, raw[l.raw[0]:l.raw[1]])
 			}
 			if len(st.out) >= flushAt {

@@ -314,7 +314,7 @@ const (
 // empty for a blank line), given the line before the line rules (raw,
 // after the workspace paths) and its indentation. It returns true if t
 // stays where it is, in order; otherwise it went into a block or was
-// dropped.
+// dropped. t is the caller's buffer, which the rules may change.
 func (r *report) reportLine(t, raw []byte, indent int) (bool, []byte) {
 	if len(t) == 0 {
 		if r.kind == kBlank {
@@ -428,8 +428,7 @@ func (r *report) act(act, kind int, t, raw []byte, indent int) (bool, []byte) {
 // tells (the line rules would change none of the text looked at). It
 // reports whether it handled b.
 func (r *report) quick(b []byte) bool {
-	switch r.kind {
-	case kRace, kPytest, kPyDrop, kCargo, kVitest, kUnittst:
+	if !r.quickNow() {
 		return false
 	}
 	act, t, indent := quickAct(b, r.slowTests)
@@ -437,6 +436,16 @@ func (r *report) quick(b []byte) bool {
 		return false
 	}
 	r.act(act, 0, t, b, indent)
+	return true
+}
+
+// quickNow reports whether quick's way is open: not inside a block that
+// ends at a line of its own, where a line can look like anything.
+func (r *report) quickNow() bool {
+	switch r.kind {
+	case kRace, kPytest, kPyDrop, kCargo, kVitest, kUnittst:
+		return false
+	}
 	return true
 }
 
@@ -625,6 +634,7 @@ func classifyV3(t []byte) (act, kind int, ok bool) {
 // excerpt drops the line number of a line of a code excerpt: "23| x := 1"
 // (vitest), "23 | x" (rustc), "> 23 | x" (jest, babel). The source text
 // shown tells failures apart; its position moves with every edit above.
+// It shortens t in place: a line is normalized in a buffer of its own.
 func excerpt(t []byte) []byte {
 	i := 0
 	if t[0] == '>' {
@@ -642,9 +652,7 @@ func excerpt(t []byte) []byte {
 		e++
 	}
 	if e < len(t) && t[e] == '|' {
-		out := make([]byte, 0, len(t))
-		out = append(out, t[:i]...)
-		return append(out, t[e:]...)
+		return t[:i+copy(t[i:], t[e:])]
 	}
 	return t
 }

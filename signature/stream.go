@@ -276,6 +276,20 @@ func (st *stream) line2(b []byte) {
 	st.report(start, raw)
 }
 
+// lineQuick is line2 for a line that quickAct, asked ahead, says quick's
+// way takes with act, at indentation indent, if it is open; the line is no
+// go test -json event.
+func (st *stream) lineQuick(b []byte, act, indent int) {
+	if st.rep.quickNow() {
+		st.rep.act(act, 0, b[indent:], b, indent)
+		return
+	}
+	start := len(st.out)
+	var raw []byte
+	st.out, raw = st.lb.appendLine2(st.out, b)
+	st.report(start, raw)
+}
+
 // appendLine2 appends the normalization of line b under the rules V2 to
 // out, and returns the line as the report rules see it before the line
 // rules: b, or b prepared (see prepare) with its workspace paths and
