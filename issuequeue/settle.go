@@ -86,20 +86,32 @@ func (s *settler) saving(path string, seen []byte) bool {
 }
 
 // busy reports whether the file at path, read as seen (nil: missing), may
-// be in the middle of a save: written by someone else than the tool, a
-// moment ago, and, where leases tell, open for writing or changed since.
+// be in the middle of a save: changed a moment ago and, where leases tell,
+// open for writing or changed since it was read; where they cannot tell,
+// not put in place whole by the tool.
 func (s *settler) busy(path string, seen []byte) bool {
 	st := stampOf(path)
-	if settled(time.Now(), st.settledAt()) {
-		return false
+	now := time.Now()
+	if st.fi != nil && !leftAlone(now, st.fi) {
+		// Changed a moment ago: where a lease tells, it is the answer,
+		// whatever the modification time says (one file in a thousand
+		// saved in place has the tool's mark by chance, see
+		// statefile.WrittenWhole).
+		switch state, same := leasedHolds(path, seen); state {
+		case leaseFree:
+			return !same
+		case leaseWriting:
+			return true
+		}
 	}
-	if st.fi == nil {
-		return true
-	}
-	if state, same := leasedHolds(path, seen); state == leaseFree {
-		return !same
-	}
-	return true
+	return !settled(now, st.settledAt())
+}
+
+// leftAlone reports whether the file fi describes was last changed long
+// enough ago that no save is going on (a time ahead of now is another
+// clock's, see settled).
+func leftAlone(now time.Time, fi os.FileInfo) bool {
+	return settled(now, fi.ModTime().Add(settleQuiet))
 }
 
 // leaseState is what a lease tells about a file.
@@ -169,18 +181,25 @@ func (s *settler) wait(ctx context.Context, path string, seen []byte) bool {
 			return true
 		}
 		quiet := cur.settledAt()
+		if cur.fi != nil && !leftAlone(now, cur.fi) {
+			// Changed a moment ago: where a lease tells, it is the
+			// answer, whatever the modification time says (the tool's
+			// mark can be there by chance). No save is going on if no
+			// one has the file open for writing: what it holds now is
+			// final.
+			state, same := leasedHolds(path, seen)
+			if state == leaseFree {
+				return !same
+			}
+			if state == leaseWriting {
+				quiet = now.Add(settleQuiet) // not settled, whatever the mark says
+			}
+		}
 		if settled(now, quiet) {
 			// Unless the content changed unseen (a save of the same
 			// size within the clock's resolution), it is final.
 			b, err := readSettled(path)
 			return err == nil && ((b == nil) != (seen == nil) || !bytes.Equal(b, seen))
-		}
-		if cur.fi != nil {
-			// No save is going on if no one has the file open for
-			// writing: what it holds now is final.
-			if state, same := leasedHolds(path, seen); state == leaseFree {
-				return !same
-			}
 		}
 		d := min(poll, s.deadline.Sub(now), quiet.Sub(now))
 		t := time.NewTimer(d)
