@@ -10,6 +10,7 @@ import (
 	"slices"
 	"syscall"
 
+	"github.com/autoretry/orchestrator/internal/lintcheck"
 	"github.com/autoretry/orchestrator/internal/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/orchestrator"
@@ -67,7 +68,7 @@ func runLint(ctx context.Context, e *env, args []string) error {
 	}
 	findings := q.Findings()
 	if cfg != nil {
-		findings = append(slices.Clip(findings), verifyFindings(q, cfg)...)
+		findings = append(slices.Clip(findings), lintcheck.VerifyFindings(q, cfg)...)
 	}
 	findings = append(slices.Clip(findings), st.Findings()...)
 	links := linkFindings(e.paths())

@@ -3,7 +3,6 @@ package main
 import (
 	"github.com/autoretry/orchestrator/internal/config"
 	"github.com/autoretry/orchestrator/internal/lintcheck"
-	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 // configFindings loads the configuration as every other command does and
@@ -19,10 +18,4 @@ func configFindings(e *env) (*config.Config, []string, error) {
 	}
 	out, err := lintcheck.ConfigProblems(err)
 	return nil, out, err
-}
-
-// verifyFindings reports the issues whose Verify names no [verify.NAME]
-// check of cfg; watch reports them the same way.
-func verifyFindings(q *issuequeue.Queue, cfg *config.Config) []issuequeue.Finding {
-	return lintcheck.VerifyFindings(q, cfg)
 }
