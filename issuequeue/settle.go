@@ -92,26 +92,26 @@ func (s *settler) saving(path string, seen []byte) bool {
 func (s *settler) busy(path string, seen []byte) bool {
 	st := stampOf(path)
 	now := time.Now()
-	if st.fi != nil && !leftAlone(now, st.fi) {
-		// Changed a moment ago: where a lease tells, it is the answer,
-		// whatever the modification time says (one file in a thousand
-		// saved in place has the tool's mark by chance, see
-		// statefile.WrittenWhole).
-		switch state, same := leasedHolds(path, seen); state {
-		case leaseFree:
-			return !same
-		case leaseWriting:
-			return true
-		}
+	switch state, same := recentLease(now, st, path, seen); state {
+	case leaseFree:
+		return !same
+	case leaseWriting:
+		return true
 	}
 	return !settled(now, st.settledAt())
 }
 
-// leftAlone reports whether the file fi describes was last changed long
-// enough ago that no save is going on (a time ahead of now is another
-// clock's, see settled).
-func leftAlone(now time.Time, fi os.FileInfo) bool {
-	return settled(now, fi.ModTime().Add(settleQuiet))
+// recentLease is what a lease tells (see leasedHolds) about the file at
+// path, stamped st, if it changed a moment ago; leaseUnknown if it is
+// missing or was left alone long enough that no save is going on. Where a
+// lease tells, it is the answer, whatever the modification time says: one
+// file in a thousand saved in place has the tool's mark by chance (see
+// statefile.WrittenWhole).
+func recentLease(now time.Time, st stamp, path string, seen []byte) (leaseState, bool) {
+	if st.fi == nil || settled(now, st.fi.ModTime().Add(settleQuiet)) {
+		return leaseUnknown, false
+	}
+	return leasedHolds(path, seen)
 }
 
 // leaseState is what a lease tells about a file.
@@ -181,19 +181,13 @@ func (s *settler) wait(ctx context.Context, path string, seen []byte) bool {
 			return true
 		}
 		quiet := cur.settledAt()
-		if cur.fi != nil && !leftAlone(now, cur.fi) {
-			// Changed a moment ago: where a lease tells, it is the
-			// answer, whatever the modification time says (the tool's
-			// mark can be there by chance). No save is going on if no
-			// one has the file open for writing: what it holds now is
-			// final.
-			state, same := leasedHolds(path, seen)
-			if state == leaseFree {
-				return !same
-			}
-			if state == leaseWriting {
-				quiet = now.Add(settleQuiet) // not settled, whatever the mark says
-			}
+		switch state, same := recentLease(now, cur, path, seen); state {
+		case leaseFree:
+			// No one has the file open for writing: what it holds now
+			// is final.
+			return !same
+		case leaseWriting:
+			quiet = now.Add(settleQuiet) // not settled, whatever the mark says
 		}
 		if settled(now, quiet) {
 			// Unless the content changed unseen (a save of the same
