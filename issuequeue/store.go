@@ -225,7 +225,7 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 			path string
 			seen []byte
 		}{{s.Queue(), qOrig}, {s.State(), sOrig}} {
-			if set.busy(p.path, p.seen) && !set.left() {
+			if !set.left() && set.busy(p.path, p.seen) {
 				return &SavingError{File: p.path}
 			}
 		}
