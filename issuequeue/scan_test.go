@@ -129,14 +129,22 @@ func scannerListItems(s *scan) []string {
 	return out
 }
 
-// goldmarkListItems is scannerListItems from goldmark's parse of the whole
-// of src: the items of the lists that are direct children of the document.
-func goldmarkListItems(src []byte) []string {
+// goldmarkParse parses src as goldmark with GFM tables does, after
+// dropping a leading byte-order mark (goldmark does not know it, and the
+// store reads the file as text); it returns the parsed bytes and whether
+// there was a mark.
+func goldmarkParse(src []byte) (ast.Node, []byte, bool) {
 	bom := bytes.HasPrefix(src, []byte(utf8BOM))
 	if bom {
 		src = src[len(utf8BOM):]
 	}
-	doc := goldmark.New(goldmark.WithExtensions(extension.Table)).Parser().Parse(text.NewReader(src))
+	return goldmark.New(goldmark.WithExtensions(extension.Table)).Parser().Parse(text.NewReader(src)), src, bom
+}
+
+// goldmarkListItems is scannerListItems from goldmark's parse of the whole
+// of src: the items of the lists that are direct children of the document.
+func goldmarkListItems(src []byte) []string {
+	doc, src, bom := goldmarkParse(src)
 	var out []string
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
 		if _, ok := n.(*ast.List); !ok {
@@ -188,11 +196,7 @@ func scannerHeadings(s *scan) []string {
 // leading byte-order mark is dropped first: goldmark does not know it, and
 // the store reads the file as text.
 func goldmarkHeadings(src []byte) []string {
-	bom := bytes.HasPrefix(src, []byte(utf8BOM))
-	if bom {
-		src = src[len(utf8BOM):]
-	}
-	doc := goldmark.New(goldmark.WithExtensions(extension.Table)).Parser().Parse(text.NewReader(src))
+	doc, src, _ := goldmarkParse(src)
 	var out []string
 	for n := doc.FirstChild(); n != nil; n = n.NextSibling() {
 		h, ok := n.(*ast.Heading)
