@@ -194,27 +194,31 @@ func (p *pipeline) normalize(lb *lineBufs) {
 // adds it to bt.lines.
 func (p *pipeline) normalizeLine(lb *lineBufs, bt *batch, start, end int) {
 	b := bt.data[start:end]
-	l := preLine{how: preNorm, raw: [2]int32{int32(start), int32(end)}}
+	// The line's record is written in place, field by field: built aside
+	// and copied in whole, it was read back from the stack before its
+	// narrow fields' stores had landed, a stall on every line.
+	bt.lines = append(bt.lines, preLine{})
+	l := &bt.lines[len(bt.lines)-1]
+	l.raw = [2]int32{int32(start), int32(end)}
 	switch {
 	case len(b) > 12 && b[0] == '{' && b[1] == '"':
 		// As in line2: an event of go test -json first, then quick.
 		l.how = preFull
+		return
 	case len(b) <= maxLine && len(lb.sc.extra) == 0:
 		if act, _, indent := quickAct(b, p.slowTests); act != aSeq {
 			l.how, l.act, l.end = preQuick, uint8(act), int32(indent)
+			return
 		}
 	}
-	if l.how == preNorm {
-		var raw []byte
-		bt.norm, raw = lb.appendLine2(bt.norm, b)
-		l.end = int32(len(bt.norm))
-		if len(raw) != len(b) || len(raw) > 0 && &raw[0] != &b[0] {
-			s := len(bt.prep)
-			bt.prep = append(bt.prep, raw...)
-			l.raw, l.inPrep = [2]int32{int32(s), int32(len(bt.prep))}, true
-		}
+	var raw []byte
+	bt.norm, raw = lb.appendLine2(bt.norm, b)
+	l.end = int32(len(bt.norm))
+	if len(raw) != len(b) || len(raw) > 0 && &raw[0] != &b[0] {
+		s := len(bt.prep)
+		bt.prep = append(bt.prep, raw...)
+		l.raw, l.inPrep = [2]int32{int32(s), int32(len(bt.prep))}, true
 	}
-	bt.lines = append(bt.lines, l)
 }
 
 // report hands the batches' lines to the report rules, in order.
