@@ -16,10 +16,11 @@ import (
 // is built in governor_stops.go, from the facts the runner and the commands
 // report. The runner and the commands only carry decisions out.
 //
-// The file is longer than the others on purpose: it is every rule, in the
-// order a loop meets them, so that a person asking why a run stopped reads
-// one file. Splitting it by rule would scatter what the rules share (the
-// order they run in, which wins when two apply).
+// The file is longer than the others on purpose: it holds every rule, so
+// that a person asking why a run stopped reads one file, and Gate lists in
+// one place which rules a loop meets and in what order, which decides the
+// reason given when two apply. Splitting it by rule would scatter what the
+// rules share: Inputs, the Verdict they return, the order they run in.
 
 // Code is a stable reason code: every stop, skipped loop and halted issue
 // has one. Codes never change meaning between versions.

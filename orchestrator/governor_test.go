@@ -212,79 +212,63 @@ func TestDecideSameFailureElsewhere(t *testing.T) {
 
 // Recording a failure: the per-issue streak, the same signature across
 // issues in the last 24 hours, a signature another issue was halted on, and
-// an oscillation A B A B each halt with their own code.
+// an oscillation A B A B each halt with their own code. A signature
+// recorded under older rules (v1, in older) still names the same failure:
+// the streak goes on and the new signature is stored from then on; under
+// other issues it still counts, and a halt on it still stops the failure
+// elsewhere. A different failure is still different. Whatever the
+// verdict, the failure's signature is stored as the Failure-Signature, and
+// a streak that goes on leaves Previous-Signatures alone.
 func TestDecideFailHalts(t *testing.T) {
 	const id, other = "ISSUE-20261122-001", "ISSUE-20261122-002"
 	sa, sb, sc := strings.Repeat("a", 64), strings.Repeat("b", 64), strings.Repeat("c", 64)
-	tests := []struct {
-		name   string
-		rows   []string
-		u      Usage
-		sig    string
-		want   Code
-		repeat int
-	}{
-		{"first failure", nil, Usage{}, sa, "", 1},
-		{"second in a row", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=1"}, Usage{Attempts: []Attempt{hourAgo(id, sa)}}, sa, "", 2},
-		{"third in a row", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=2"}, Usage{Attempts: []Attempt{hourAgo(id, sa), hourAgo(id, sa)}}, sa, CodeRepeatedFailure, 3},
-		{"a re-filed issue: twice under another ID", nil, Usage{Attempts: []Attempt{hourAgo(other, sa), hourAgo(other, sa)}}, sa, CodeRepeatedAcross, 1},
-		{"once under another ID", nil, Usage{Attempts: []Attempt{hourAgo(other, sa)}}, sa, "", 1},
-		{"once under another ID, and a streak of 2 here", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=1"},
-			Usage{Attempts: []Attempt{hourAgo(other, sa), hourAgo(id, sa)}}, sa, CodeRepeatedAcross, 2},
-		{"its own earlier failures, before a person's retry, do not count", nil,
-			Usage{Attempts: []Attempt{hourAgo(id, sa), hourAgo(id, sa), hourAgo(id, sa)}}, sa, "", 1},
-		{"another issue was halted on it", nil, Usage{Halts: []Attempt{hourAgo(other, sa)}}, sa, CodeRepeatedAcross, 1},
-		{"A B A B", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=1"},
-			Usage{Attempts: []Attempt{hourAgo(id, sa), hourAgo(id, sb), hourAgo(id, sa)}}, sb, CodeOscillation, 1},
-		{"A B A C", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=1"},
-			Usage{Attempts: []Attempt{hourAgo(id, sa), hourAgo(id, sb), hourAgo(id, sa)}}, sc, "", 1},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			decideFail(t, id, tt.rows, Failure{Type: FailVerification, Signature: tt.sig, Time: testNow}, tt.u, tt.want, tt.repeat)
-		})
-	}
-}
-
-// A signature recorded under older rules (v1) still names the same
-// failure: the streak goes on and the new signature is stored from then
-// on; under other issues it still counts, and a halt on it still stops
-// the failure elsewhere. A different failure is still different.
-func TestDecideFailOlderRules(t *testing.T) {
-	const id, other = "ISSUE-20261122-001", "ISSUE-20261122-002"
 	v1, v2, v1b := strings.Repeat("1", 64), strings.Repeat("2", 64), strings.Repeat("3", 64)
 	tests := []struct {
 		name   string
 		rows   []string
 		u      Usage
+		sig    string
 		older  []string
 		want   Code
 		repeat int
-		stored string // the Failure-Signature afterwards
 	}{
+		{"first failure", nil, Usage{}, sa, nil, "", 1},
+		{"second in a row", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=1"}, Usage{Attempts: []Attempt{hourAgo(id, sa)}}, sa, nil, "", 2},
+		{"third in a row", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=2"}, Usage{Attempts: []Attempt{hourAgo(id, sa), hourAgo(id, sa)}}, sa, nil, CodeRepeatedFailure, 3},
+		{"a re-filed issue: twice under another ID", nil, Usage{Attempts: []Attempt{hourAgo(other, sa), hourAgo(other, sa)}}, sa, nil, CodeRepeatedAcross, 1},
+		{"once under another ID", nil, Usage{Attempts: []Attempt{hourAgo(other, sa)}}, sa, nil, "", 1},
+		{"once under another ID, and a streak of 2 here", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=1"},
+			Usage{Attempts: []Attempt{hourAgo(other, sa), hourAgo(id, sa)}}, sa, nil, CodeRepeatedAcross, 2},
+		{"its own earlier failures, before a person's retry, do not count", nil,
+			Usage{Attempts: []Attempt{hourAgo(id, sa), hourAgo(id, sa), hourAgo(id, sa)}}, sa, nil, "", 1},
+		{"another issue was halted on it", nil, Usage{Halts: []Attempt{hourAgo(other, sa)}}, sa, nil, CodeRepeatedAcross, 1},
+		{"A B A B", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=1"},
+			Usage{Attempts: []Attempt{hourAgo(id, sa), hourAgo(id, sb), hourAgo(id, sa)}}, sb, nil, CodeOscillation, 1},
+		{"A B A C", []string{"Failure-Signature=" + sa, "Signature-Repeat-Count=1"},
+			Usage{Attempts: []Attempt{hourAgo(id, sa), hourAgo(id, sb), hourAgo(id, sa)}}, sc, nil, "", 1},
 		{"v1 streak of 2 goes on to a halt", []string{"Failure-Signature=" + v1, "Signature-Repeat-Count=2"},
-			Usage{Attempts: []Attempt{hourAgo(id, v1), hourAgo(id, v1)}}, []string{v1}, CodeRepeatedFailure, 3, v2},
+			Usage{Attempts: []Attempt{hourAgo(id, v1), hourAgo(id, v1)}}, v2, []string{v1}, CodeRepeatedFailure, 3},
 		{"v1 streak of 1 goes on", []string{"Failure-Signature=" + v1, "Signature-Repeat-Count=1"},
-			Usage{Attempts: []Attempt{hourAgo(id, v1)}}, []string{v1}, "", 2, v2},
+			Usage{Attempts: []Attempt{hourAgo(id, v1)}}, v2, []string{v1}, "", 2},
 		{"another v1 failure starts over", []string{"Failure-Signature=" + v1b, "Signature-Repeat-Count=2"},
-			Usage{}, []string{v1}, "", 1, v2},
+			Usage{}, v2, []string{v1}, "", 1},
 		{"v1 failures under another ID count", nil,
-			Usage{Attempts: []Attempt{hourAgo(other, v1), hourAgo(other, v1)}}, []string{v1}, CodeRepeatedAcross, 1, v2},
-		{"a halt under v1 elsewhere", nil, Usage{Halts: []Attempt{hourAgo(other, v1)}}, []string{v1}, CodeRepeatedAcross, 1, v2},
+			Usage{Attempts: []Attempt{hourAgo(other, v1), hourAgo(other, v1)}}, v2, []string{v1}, CodeRepeatedAcross, 1},
+		{"a halt under v1 elsewhere", nil, Usage{Halts: []Attempt{hourAgo(other, v1)}}, v2, []string{v1}, CodeRepeatedAcross, 1},
 		{"without older signatures, v1 is another failure", []string{"Failure-Signature=" + v1, "Signature-Repeat-Count=2"},
-			Usage{}, nil, "", 1, v2},
+			Usage{}, v2, nil, "", 1},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			q, d := decideFail(t, id, tt.rows, Failure{Type: FailVerification, Signature: v2, Older: tt.older, Time: testNow}, tt.u, tt.want, tt.repeat)
+			q, d := decideFail(t, id, tt.rows, Failure{Type: FailVerification, Signature: tt.sig, Older: tt.older, Time: testNow}, tt.u, tt.want, tt.repeat)
 			out, err := q.Apply(d.Edits...)
 			if err != nil {
 				t.Fatal(err)
 			}
 			q, _ = parse(t, string(out), "")
 			is := q.Issue(id)
-			if is.FailureSignature != tt.stored || is.SignatureRepeatCount != tt.repeat {
-				t.Errorf("stored Failure-Signature %.8s… count %d, want %.8s… %d", is.FailureSignature, is.SignatureRepeatCount, tt.stored, tt.repeat)
+			if is.FailureSignature != tt.sig || is.SignatureRepeatCount != tt.repeat {
+				t.Errorf("stored Failure-Signature %.8s… count %d, want %.8s… %d", is.FailureSignature, is.SignatureRepeatCount, tt.sig, tt.repeat)
 			}
 			if continued := tt.repeat > 1; continued && len(is.PreviousSignatures) != 0 {
 				t.Errorf("the older signature went to Previous-Signatures: %v", is.PreviousSignatures)

@@ -28,41 +28,33 @@ type configLimit struct {
 	lower, zeroOff bool
 }
 
-func intLimit(key string, p func(*config.Config) *int, lower, zeroOff bool) configLimit {
+// limitOf is the configLimit of key, whose value p points at in a
+// configuration; every limit is a whole number, a duration or a float.
+func limitOf[T int | time.Duration | float64](key string, p func(*config.Config) *T, lower, zeroOff bool) configLimit {
 	return configLimit{key: key, get: func(c *config.Config) float64 { return float64(*p(c)) },
-		set: func(d, s *config.Config) { *p(d) = *p(s) }, lower: lower, zeroOff: zeroOff}
-}
-
-func durLimit(key string, p func(*config.Config) *time.Duration, lower, zeroOff bool) configLimit {
-	return configLimit{key: key, get: func(c *config.Config) float64 { return float64(*p(c)) },
-		set: func(d, s *config.Config) { *p(d) = *p(s) }, lower: lower, zeroOff: zeroOff}
-}
-
-func floatLimit(key string, p func(*config.Config) *float64, lower, zeroOff bool) configLimit {
-	return configLimit{key: key, get: func(c *config.Config) float64 { return *p(c) },
 		set: func(d, s *config.Config) { *p(d) = *p(s) }, lower: lower, zeroOff: zeroOff}
 }
 
 var configLimits = []configLimit{
-	durLimit("loop.timeout", func(c *config.Config) *time.Duration { return &c.Loop.Timeout }, true, true),
-	intLimit("loop.max_loops", func(c *config.Config) *int { return &c.Loop.MaxLoops }, true, false),
-	intLimit("auto_retry.global_cap", func(c *config.Config) *int { return &c.AutoRetry.GlobalCap }, true, false),
-	intLimit("auto_retry.max_retries", func(c *config.Config) *int { return &c.AutoRetry.MaxRetries }, true, false),
-	intLimit("auto_retry.halt_after_repeats", func(c *config.Config) *int { return &c.AutoRetry.HaltAfterRepeats }, true, false),
-	durLimit("backoff.base", func(c *config.Config) *time.Duration { return &c.Backoff.Base }, false, false),
-	floatLimit("backoff.factor", func(c *config.Config) *float64 { return &c.Backoff.Factor }, false, false),
-	durLimit("backoff.max", func(c *config.Config) *time.Duration { return &c.Backoff.Max }, false, false),
-	intLimit("backoff.attempts", func(c *config.Config) *int { return &c.Backoff.Attempts }, true, false),
-	intLimit("backoff.rate_limit_attempts", func(c *config.Config) *int { return &c.Backoff.RateLimitAttempts }, true, false),
-	intLimit("budget.loops_per_day", func(c *config.Config) *int { return &c.Budget.LoopsPerDay }, true, true),
-	intLimit("budget.auto_retry_loops_per_day", func(c *config.Config) *int { return &c.Budget.AutoRetryLoopsPerDay }, true, true),
-	durLimit("budget.agent_time_per_day", func(c *config.Config) *time.Duration { return &c.Budget.AgentTimePerDay }, true, true),
-	floatLimit("budget.cost_per_day", func(c *config.Config) *float64 { return &c.Budget.CostPerDay }, true, true),
-	intLimit("circuit_breaker.threshold", func(c *config.Config) *int { return &c.CircuitBreaker.Threshold }, true, false),
-	durLimit("circuit_breaker.cooldown", func(c *config.Config) *time.Duration { return &c.CircuitBreaker.Cooldown }, false, false),
-	intLimit("stall.loops", func(c *config.Config) *int { return &c.Stall.Loops }, true, false),
-	intLimit("cascade.threshold", func(c *config.Config) *int { return &c.Cascade.Threshold }, true, false),
-	intLimit("cascade.window", func(c *config.Config) *int { return &c.Cascade.Window }, false, false),
+	limitOf("loop.timeout", func(c *config.Config) *time.Duration { return &c.Loop.Timeout }, true, true),
+	limitOf("loop.max_loops", func(c *config.Config) *int { return &c.Loop.MaxLoops }, true, false),
+	limitOf("auto_retry.global_cap", func(c *config.Config) *int { return &c.AutoRetry.GlobalCap }, true, false),
+	limitOf("auto_retry.max_retries", func(c *config.Config) *int { return &c.AutoRetry.MaxRetries }, true, false),
+	limitOf("auto_retry.halt_after_repeats", func(c *config.Config) *int { return &c.AutoRetry.HaltAfterRepeats }, true, false),
+	limitOf("backoff.base", func(c *config.Config) *time.Duration { return &c.Backoff.Base }, false, false),
+	limitOf("backoff.factor", func(c *config.Config) *float64 { return &c.Backoff.Factor }, false, false),
+	limitOf("backoff.max", func(c *config.Config) *time.Duration { return &c.Backoff.Max }, false, false),
+	limitOf("backoff.attempts", func(c *config.Config) *int { return &c.Backoff.Attempts }, true, false),
+	limitOf("backoff.rate_limit_attempts", func(c *config.Config) *int { return &c.Backoff.RateLimitAttempts }, true, false),
+	limitOf("budget.loops_per_day", func(c *config.Config) *int { return &c.Budget.LoopsPerDay }, true, true),
+	limitOf("budget.auto_retry_loops_per_day", func(c *config.Config) *int { return &c.Budget.AutoRetryLoopsPerDay }, true, true),
+	limitOf("budget.agent_time_per_day", func(c *config.Config) *time.Duration { return &c.Budget.AgentTimePerDay }, true, true),
+	limitOf("budget.cost_per_day", func(c *config.Config) *float64 { return &c.Budget.CostPerDay }, true, true),
+	limitOf("circuit_breaker.threshold", func(c *config.Config) *int { return &c.CircuitBreaker.Threshold }, true, false),
+	limitOf("circuit_breaker.cooldown", func(c *config.Config) *time.Duration { return &c.CircuitBreaker.Cooldown }, false, false),
+	limitOf("stall.loops", func(c *config.Config) *int { return &c.Stall.Loops }, true, false),
+	limitOf("cascade.threshold", func(c *config.Config) *int { return &c.Cascade.Threshold }, true, false),
+	limitOf("cascade.window", func(c *config.Config) *int { return &c.Cascade.Window }, false, false),
 }
 
 // tightens says whether a change of l from a to b tightens (or keeps) it.

@@ -8,8 +8,9 @@ import (
 	"fmt"
 	"html/template"
 	"io"
+	"maps"
 	"path/filepath"
-	"sort"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -218,12 +219,7 @@ func fleetExplain(e *env, names, dirs []string, now time.Time) error {
 			}
 		}
 	}
-	keys := make([]string, 0, len(shared))
-	for k := range shared {
-		keys = append(keys, k)
-	}
-	sort.Strings(keys)
-	for _, d := range keys {
+	for _, d := range slices.Sorted(maps.Keys(shared)) {
 		en := shared[d]
 		fmt.Fprintf(w, "\nShared budget %s (last 24 h, limits of %s):\n", d, en.Name)
 		for _, v := range en.Shared {

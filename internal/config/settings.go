@@ -216,14 +216,8 @@ func intKey(key string, min int, set func(*Config, int)) setting {
 		return nil
 	}
 	return setting{
-		key: key,
-		fromTOML: func(c *Config, v any) error {
-			n, ok := v.(int64)
-			if !ok {
-				return typeError("a whole number", v)
-			}
-			return check(c, n)
-		},
+		key:      key,
+		fromTOML: fromTOMLAs("a whole number", check),
 		fromText: func(c *Config, s string) error {
 			n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
 			if err != nil {
@@ -288,14 +282,10 @@ func durationKey(key string, set func(*Config, time.Duration)) setting {
 func boolKey(key string, set func(*Config, bool)) setting {
 	return setting{
 		key: key,
-		fromTOML: func(c *Config, v any) error {
-			b, ok := v.(bool)
-			if !ok {
-				return typeError("true or false", v)
-			}
+		fromTOML: fromTOMLAs("true or false", func(c *Config, b bool) error {
 			set(c, b)
 			return nil
-		},
+		}),
 		fromText: func(c *Config, s string) error {
 			switch strings.ToLower(strings.TrimSpace(s)) {
 			case "true", "1", "yes":
@@ -328,14 +318,8 @@ func stringKey(key string, valid func(string) error, set func(*Config, string)) 
 // want says what string it expects, for a value of another type.
 func textKey(key, want string, parse func(*Config, string) error) setting {
 	return setting{
-		key: key,
-		fromTOML: func(c *Config, v any) error {
-			s, ok := v.(string)
-			if !ok {
-				return typeError(want, v)
-			}
-			return parse(c, s)
-		},
+		key:      key,
+		fromTOML: fromTOMLAs(want, parse),
 		fromText: parse,
 	}
 }
@@ -429,6 +413,19 @@ func checkRegexp(p string) error {
 		return fmt.Errorf("regexp %q matches the empty string", p)
 	}
 	return nil
+}
+
+// fromTOMLAs reads a TOML value that must have Go type T (int64, bool,
+// string), as want words it, with parse; a value of another type is a
+// typeError.
+func fromTOMLAs[T any](want string, parse func(*Config, T) error) func(*Config, any) error {
+	return func(c *Config, v any) error {
+		x, ok := v.(T)
+		if !ok {
+			return typeError(want, v)
+		}
+		return parse(c, x)
+	}
 }
 
 func typeError(want string, v any) error {

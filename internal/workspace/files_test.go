@@ -112,30 +112,11 @@ func TestFilesStatCache(t *testing.T) {
 func TestFilesDiff(t *testing.T) {
 	root, w := newFiles(t)
 	s1 := state(t, w)
-	write(t, filepath.Join(root, "a.txt"), "a\nB\nc\nd\n")
-	write(t, filepath.Join(root, "new.txt"), "1\n2\n3")
-	os.Remove(filepath.Join(root, "gone.txt"))
-	write(t, filepath.Join(root, "bin.dat"), "\x00\x01\x02")
+	sampleEdits(t, root, "1\n2\n3")
 	os.Chmod(filepath.Join(root, "sub", "s.go"), 0o755)
 	s2 := state(t, w)
-	got, err := w.Diff(context.Background(), s1, s2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Stats{FilesChanged: 5, LinesAdded: 5, LinesRemoved: 3, Files: []FileChange{
-		{Path: "a.txt", LinesAdded: 2, LinesRemoved: 1},
-		{Path: "bin.dat", Binary: true},
-		{Path: "gone.txt", LinesRemoved: 2},
-		{Path: "new.txt", LinesAdded: 3},
-		{Path: "sub/s.go"},
-	}}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("Diff = %+v\nwant   %+v", got, want)
-	}
-	text, err := w.DiffText(context.Background(), s1, s2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := wantDiff(t, w, s1, s2, Stats{FilesChanged: 5, LinesAdded: 5, LinesRemoved: 3,
+		Files: append(sampleChanges(), FileChange{Path: "sub/s.go"})})
 	wantText := `diff --git a/a.txt b/a.txt
 --- a/a.txt
 +++ b/a.txt

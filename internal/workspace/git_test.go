@@ -224,29 +224,10 @@ func TestGitStateCycles(t *testing.T) {
 func TestGitDiff(t *testing.T) {
 	root, w := newRepo(t)
 	s1 := state(t, w)
-	write(t, filepath.Join(root, "a.txt"), "a\nB\nc\nd\n")
-	write(t, filepath.Join(root, "new.txt"), "1\n2\n3\n")
-	os.Remove(filepath.Join(root, "gone.txt"))
-	write(t, filepath.Join(root, "bin.dat"), "\x00\x01\x02")
+	sampleEdits(t, root, "1\n2\n3\n")
 	write(t, filepath.Join(root, ".orchestrator", "issue_queue.md"), "changed\n")
 	s2 := state(t, w)
-	got, err := w.Diff(context.Background(), s1, s2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := Stats{FilesChanged: 4, LinesAdded: 5, LinesRemoved: 3, Files: []FileChange{
-		{Path: "a.txt", LinesAdded: 2, LinesRemoved: 1},
-		{Path: "bin.dat", Binary: true},
-		{Path: "gone.txt", LinesRemoved: 2},
-		{Path: "new.txt", LinesAdded: 3},
-	}}
-	if fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("Diff = %+v\nwant   %+v", got, want)
-	}
-	text, err := w.DiffText(context.Background(), s1, s2)
-	if err != nil {
-		t.Fatal(err)
-	}
+	text := wantDiff(t, w, s1, s2, Stats{FilesChanged: 4, LinesAdded: 5, LinesRemoved: 3, Files: sampleChanges()})
 	for _, line := range []string{"diff --git a/a.txt b/a.txt", "-b", "+B", "+d", "+++ b/new.txt", "deleted file mode 100644"} {
 		if !strings.Contains(string(text), "\n"+line+"\n") && !strings.HasPrefix(string(text), line+"\n") {
 			t.Errorf("DiffText lacks %q:\n%s", line, text)
@@ -258,6 +239,46 @@ func TestGitDiff(t *testing.T) {
 	if empty, err := w.Diff(context.Background(), s2, s2); err != nil || empty.FilesChanged != 0 {
 		t.Errorf("Diff of a state with itself = %+v, %v", empty, err)
 	}
+}
+
+// sampleEdits makes the edits that the Diff tests measure in the sample
+// tree of newFiles or newRepo: a.txt has a line changed and one added,
+// new.txt appears with content newTxt (three lines), gone.txt goes and
+// bin.dat appears with binary content.
+func sampleEdits(t testing.TB, root, newTxt string) {
+	t.Helper()
+	write(t, filepath.Join(root, "a.txt"), "a\nB\nc\nd\n")
+	write(t, filepath.Join(root, "new.txt"), newTxt)
+	os.Remove(filepath.Join(root, "gone.txt"))
+	write(t, filepath.Join(root, "bin.dat"), "\x00\x01\x02")
+}
+
+// sampleChanges are the file changes of sampleEdits as Diff reports them.
+func sampleChanges() []FileChange {
+	return []FileChange{
+		{Path: "a.txt", LinesAdded: 2, LinesRemoved: 1},
+		{Path: "bin.dat", Binary: true},
+		{Path: "gone.txt", LinesRemoved: 2},
+		{Path: "new.txt", LinesAdded: 3},
+	}
+}
+
+// wantDiff checks that Diff from s1 to s2 is want, and returns DiffText's
+// text for the caller's checks.
+func wantDiff(t *testing.T, w *Workspace, s1, s2 State, want Stats) []byte {
+	t.Helper()
+	got, err := w.Diff(context.Background(), s1, s2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("Diff = %+v\nwant   %+v", got, want)
+	}
+	text, err := w.DiffText(context.Background(), s1, s2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return text
 }
 
 func TestGitNestedRepositories(t *testing.T) {
