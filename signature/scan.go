@@ -173,9 +173,6 @@ func (s *scanner) appendLine(out, b []byte, paths bool) ([]byte, bool) {
 	// costs no more than a letter.
 	i = 0
 	for i < n {
-		if i = s.skipInert(b, i, paths); i == n {
-			break
-		}
 		c := b[i]
 		k := class[c]
 		if k == 0 {
@@ -338,68 +335,4 @@ func (s *scanner) appendLine(out, b []byte, paths bool) ([]byte, bool) {
 		}
 	}
 	return append(out, b[mark:]...), true
-}
-
-// skipInert returns the first place at or after i, where a token starts,
-// at which appendLine has work to do, or len(b): it steps over what the
-// rules leave as it is, as appendLine's loop would, without copying: bytes
-// of class 0; words of letters that are not a long run of hexadecimal
-// letters; a single space before a non-blank; a '/' that cannot start a
-// temporary path or (with paths) the workspace root or a package cache;
-// ':', '(' and '#' before a non-digit; a 0xc2 that starts no no-break
-// space. It is a function of its own, called once for a run of such text,
-// so that its loop keeps its few variables in registers; inside
-// appendLine's large loop the compiler keeps them on the stack.
-func (s *scanner) skipInert(b []byte, i int, paths bool) int {
-	n := len(b)
-	for i < n {
-		c := b[i]
-		k := class[c]
-		if k == 0 {
-			i++
-			continue
-		}
-		if k&cWord != 0 {
-			j, f := i+1, k
-			for j < n {
-				k2 := class[b[j]]
-				if k2&cWord == 0 {
-					break
-				}
-				f |= k2
-				j++
-			}
-			if f&cDigit != 0 || f&cAlpha == 0 && j-i >= 8 {
-				return i
-			}
-			i = j
-			continue
-		}
-		if i+1 == n {
-			return i
-		}
-		next := b[i+1]
-		switch c {
-		case ' ':
-			if isSpace(next) {
-				return i
-			}
-		case '/':
-			if s.rootStart[next] || paths && s.wsStart[next] {
-				return i
-			}
-		case ':', '(', '#':
-			if isDigit(next) {
-				return i
-			}
-		case 0xc2:
-			if paths && next == 0xa0 {
-				return i
-			}
-		default:
-			return i
-		}
-		i++
-	}
-	return n
 }
