@@ -292,6 +292,12 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 				return err
 			}
 		}
+		// The new queue goes to disk while the intent is recorded: its
+		// temporary file is no one's until it is put in place.
+		var qAhead *ahead
+		if len(ch.Queue) > 0 && len(moves) == 0 {
+			qAhead = writeAhead(s.Queue(), next)
+		}
 		// A change that writes more than one of the archive, the queue,
 		// the state and the logs needs its record.
 		writes := 0
@@ -306,6 +312,7 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 				files = slices.Insert(files, 0, intentFile{Name: QueueFile, Edits: encodeEdits(ch.Queue), Old: excerpt(q.d, ch.Queue), After: sum(next)})
 			}
 			if err := s.writeIntent(intent{Moves: moves, Log: logIntent(ch.Log), Files: files}); err != nil {
+				qAhead.discard()
 				return err
 			}
 		}
@@ -332,7 +339,7 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 		var seen []byte
 		err = set.replaceKeeping(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) {
 			return q.Rebase(cur, ch.Queue...)
-		}, &seen)
+		}, &seen, qAhead.take())
 		if err == errSaving || err != nil && midSave(err) && set.wait(ctx, s.Queue(), seen) {
 			// What the change was computed from, or what it was to be
 			// re-applied to, was the middle of a save: nothing is

@@ -35,7 +35,9 @@
 // the write lock, has read the file (ReadFile) and computed new content.
 // Replace writes the new content to a temporary file in the same directory
 // (".<name>.tmp-<16 hex digits>"), fsyncs it and gives it the file's mode
-// (and owner, where the process may set it). Editors ignore locks, so it
+// (and owner, where the process may set it); a caller with other work to do
+// meanwhile can have that done ahead, by Prepare, and hand the result to
+// ReplaceWith. Editors ignore locks, so it
 // then reads the file again; if a person or agent changed it, Replace calls
 // the caller's rebase function to apply the change to the new content
 // instead (at most five times), or, if rebase fails because both sides

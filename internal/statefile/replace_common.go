@@ -52,6 +52,16 @@ func checkFile(path string, fi os.FileInfo) error {
 	return nil
 }
 
+// ReplaceOptions are what a caller of ReplaceWith may add to Replace.
+type ReplaceOptions struct {
+	// Prepared, if not nil, is next written ahead by Prepare for the same
+	// path: Replace puts it in place, or removes it if next has to change
+	// (a rebase) or nothing is written, instead of writing next itself.
+	// It must have been prepared with next itself, not a copy; otherwise it
+	// is removed and next written as without it.
+	Prepared *Prepared
+}
+
 // Replace gives the files it puts in place a modification time whose
 // nanoseconds within the microsecond are the file's size modulo 1000 (see
 // markWhole), so that a reader can tell a file put in place whole from one
