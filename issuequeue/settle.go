@@ -267,11 +267,15 @@ func (s *settler) rebaser(path string, seen *[]byte, rebase func([]byte) ([]byte
 // re-applied to what the file holds because that is the middle of
 // someone's save, waits for the save to end and re-applies the change to
 // its result.
-func (s *settler) replace(ctx context.Context, path string, orig, next []byte, rebase func([]byte) ([]byte, error)) error {
+//
+// pre, if not nil, is next written ahead (see writeAhead); it is put in
+// place or removed.
+func (s *settler) replace(ctx context.Context, path string, orig, next []byte, rebase func([]byte) ([]byte, error), pre *statefile.Prepared) error {
 	var seen []byte
 	rebaseSeen := s.rebaser(path, &seen, rebase)
 	for {
-		err := s.replaceKeeping(ctx, path, orig, next, rebase, &seen, nil)
+		err := s.replaceKeeping(ctx, path, orig, next, rebase, &seen, pre)
+		pre = nil
 		if err == nil || !midSave(err) || !s.wait(ctx, path, seen) && err != errSaving {
 			return err
 		}
@@ -342,7 +346,10 @@ func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []
 	for i := 0; ; i++ {
 		nl, _ := lease(path) // what was just put in place
 		if !l.broken() || i == maxKept || !s.left() {
-			l.close()
+			// The replaced file is unlinked: closing its last descriptor
+			// frees its pages and blocks, which takes as long as writing
+			// a few MiB. That is done meanwhile, by another thread.
+			go l.close()
 			if nl != nil {
 				nl.close()
 			}
@@ -439,7 +446,8 @@ func hunk(base, b []byte) (start, end int, text []byte) {
 }
 
 // ahead is a file's new content being written ahead (statefile.Prepare)
-// by another goroutine, while the command does other work.
+// by another goroutine, while the command does other work: the syncs of
+// the new files and of the intent record wait for the disk together.
 type ahead struct {
 	done chan struct{}
 	pre  *statefile.Prepared
@@ -469,5 +477,6 @@ func (a *ahead) take() *statefile.Prepared {
 	return pre
 }
 
-// discard removes what was written ahead and not taken.
+// discard removes what was written ahead and not taken; a nil ahead is
+// left alone.
 func (a *ahead) discard() { a.take().Discard() }
