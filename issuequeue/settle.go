@@ -331,7 +331,14 @@ func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []
 		return errSaving
 	}
 	*seen = nil
-	err = statefile.ReplaceWith(path, orig, next, s.rebaser(path, seen, rebase), statefile.ReplaceOptions{Prepared: pre})
+	opt := statefile.ReplaceOptions{Prepared: pre}
+	if l != nil {
+		// The lease was taken before Replace compares the file with
+		// orig: while it holds, that file is not read a second time
+		// after the swap.
+		opt.Unchanged = l.vouches
+	}
+	err = statefile.ReplaceWith(path, orig, next, s.rebaser(path, seen, rebase), opt)
 	if l == nil || err != nil {
 		if l != nil {
 			l.close()

@@ -45,7 +45,10 @@
 //
 // The swap is renameat2(RENAME_EXCHANGE): the new file takes the name and
 // the old one moves to the temporary name, where Replace checks that it
-// still holds exactly the bytes the change was based on. If it does not
+// still holds exactly the bytes the change was based on (without reading
+// it again when it is the file re-read and the caller, holding a read lease
+// on it since before the re-read, vouches that no one opened it for writing
+// since: ReplaceOptions.Unchanged). If it does not
 // (someone saved between the re-read and the swap), the two are exchanged
 // back and the change is rebased onto that save. Then the old file is
 // unlinked and the directory fsynced. A new file is put in place with

@@ -87,3 +87,41 @@ func TestPreparedDiscard(t *testing.T) {
 	assertOnly(t, dir, "issue_queue.md")
 	assertContent(t, path, orig)
 }
+
+// With Unchanged, the file the swap displaced is not read again when it is
+// the file compared and the caller vouches for it; a save that put another
+// file in place (a rename), or one the caller does not vouch for, is still
+// caught and the change rebased onto it.
+func TestReplaceUnchanged(t *testing.T) {
+	type save func(t *testing.T, path string, data []byte)
+	for style, save := range map[string]save{"rename": saveByRename, "in place": saveInPlace} {
+		t.Run(style, func(t *testing.T) {
+			h, dir, path := queueFile(t)
+			saved := false
+			h.beforeSwap = once(func() { save(t, path, theirs); saved = true })
+			vouch := func(os.FileInfo) bool { return style == "rename" || !saved }
+			var calls [][]byte
+			if err := h.replaceWith(path, orig, next, rebaseB(&calls), ReplaceOptions{Unchanged: vouch}); err != nil {
+				t.Fatal(err)
+			}
+			wantRebasedOnce(t, calls, theirs)
+			assertContent(t, path, rebased)
+			assertOnly(t, dir, "issue_queue.md")
+		})
+	}
+	t.Run("vouched", func(t *testing.T) {
+		h, dir, path := queueFile(t)
+		// A write into the displaced file that the caller's lease would
+		// have kept out: vouched for, it is not looked at.
+		h.afterSwap = func(tmp string) { writeFile(t, tmp, theirs) }
+		var calls [][]byte
+		if err := h.replaceWith(path, orig, next, rebaseB(&calls), ReplaceOptions{Unchanged: func(os.FileInfo) bool { return true }}); err != nil {
+			t.Fatal(err)
+		}
+		if len(calls) != 0 {
+			t.Errorf("rebase called with %q; the displaced file was read", calls)
+		}
+		assertContent(t, path, next)
+		assertOnly(t, dir, "issue_queue.md")
+	})
+}

@@ -60,6 +60,13 @@ type ReplaceOptions struct {
 	// It must have been prepared with next itself, not a copy; otherwise it
 	// is removed and next written as without it.
 	Prepared *Prepared
+	// Unchanged, if not nil, reports whether the file fi describes cannot
+	// have changed since Replace opened it to compare it with what it
+	// should hold: for a caller that holds a read lease on it, taken
+	// before, which no process opened it for writing since. After the
+	// swap, the file it displaced is then not read again when it is the
+	// one Replace compared.
+	Unchanged func(fi os.FileInfo) bool
 }
 
 // Replace gives the files it puts in place a modification time whose

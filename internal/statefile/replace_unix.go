@@ -139,7 +139,7 @@ func (h *seams) replaceWith(path string, orig, next []byte, rebase func(current 
 		return fmt.Errorf("replacing %s: %w", path, err)
 	}
 	defer d.Close()
-	r := &replacer{seams: h, path: path, dir: dir, name: name, d: d, dirfd: int(d.Fd())}
+	r := &replacer{seams: h, path: path, dir: dir, name: name, d: d, dirfd: int(d.Fd()), unchanged: opt.Unchanged}
 	_ = h.cleanup(dir, name) // best effort: leftovers cost only disk space; a prepared file is new
 
 	base, want := orig, next
@@ -173,6 +173,7 @@ type replacer struct {
 	path, dir, name string
 	d               *os.File
 	dirfd           int
+	unchanged       func(os.FileInfo) bool // see ReplaceOptions
 }
 
 // attempt writes want in place of a file that should hold base (nil: not
@@ -251,7 +252,7 @@ func (r *replacer) attempt(base, want []byte, pre *Prepared) (changed bool, cur 
 	if r.afterSwap != nil {
 		r.afterSwap(tmpPath)
 	}
-	same, displaced, err := compareFile(tmpPath, base)
+	same, displaced, err := r.compareDisplaced(tmpPath, fi, base)
 	if err == nil && same {
 		if err := os.Remove(tmpPath); err != nil {
 			return false, nil, fmt.Errorf("replacing %s: %w", r.path, err)
@@ -404,6 +405,19 @@ func (r *replacer) check(base []byte) (same bool, cur []byte, fi os.FileInfo, er
 		return false, nil, nil, fmt.Errorf("re-reading %s: %w", r.path, err)
 	}
 	return same, cur, fi, nil
+}
+
+// compareDisplaced is compareFile for the file the swap displaced, now at
+// tmpPath, which should hold base. When it is the file that check read as
+// base (checked) and the caller vouches that it has not changed since (see
+// ReplaceOptions.Unchanged), it is not read again.
+func (r *replacer) compareDisplaced(tmpPath string, checked os.FileInfo, base []byte) (bool, []byte, error) {
+	if r.unchanged != nil && checked != nil {
+		if fi, err := os.Lstat(tmpPath); err == nil && os.SameFile(fi, checked) && r.unchanged(fi) {
+			return true, nil, nil
+		}
+	}
+	return compareFile(tmpPath, base)
 }
 
 // preserve gives a temporary file that holds someone's save a visible name
