@@ -21,14 +21,7 @@ import (
 // the system otherwise) and the memory limit above n.
 func prepareHeap(n int) {
 	markHuge(n)
-	// The collection frees what markHuge took; its pages stay with the
-	// heap. With one processor it is done by this thread alone, without
-	// waking and waiting for others, which took most of its time. (Set
-	// back, the processors no longer follow a CPU limit changed while the
-	// command runs: it runs for a moment.)
-	procs := runtime.GOMAXPROCS(1)
-	runtime.GC()
-	runtime.GOMAXPROCS(procs)
+	runtime.GC() // frees what markHuge took; its pages stay with the heap
 }
 
 // madvHugepage is madvise's MADV_HUGEPAGE on every Linux architecture.
