@@ -14,7 +14,10 @@
 # every run does the same work. The files are put back with their
 # modification time of a minute ago (cp -p), as a queue saved a while before
 # cron runs the command: the tool takes them as they are, without waiting
-# for a save to finish. The queues come from bench/genqueue: realistic
+# for a save to finish. They are synced too, as the kernel writes back a
+# file saved a minute ago: left dirty, the restored queue would go to disk
+# with the first sync that follows (check's own), a cost that check does
+# not have when cron runs it. The queues come from bench/genqueue: realistic
 # issues, most resolved, one in 1,000 a pending auto-retry issue that check
 # retries and one in 5,000 one that it escalates.
 #
@@ -72,6 +75,7 @@ setup() {
 	cat >"$tmp/reset$n.sh" <<-EOF
 		cp -p "$tmp/queue$n.md" "$d/issue_queue.md"
 		cp -p "$tmp/state$n.md" "$d/session_state.md"
+		sync "$d/issue_queue.md" "$d/session_state.md"
 		rm -rf "$d/logs"
 		rm -f "$tmp/cp-dest.md"
 	EOF

@@ -57,29 +57,37 @@ func logIntent(lines []LogLine) []intentLog {
 // AppendLog appends lines to their logs, creating them and their
 // directories if needed, never through a link. Each line is one write to a
 // file opened for appending, so concurrent writers do not interleave
-// within a line.
+// within a line; a log is opened once for all its lines.
 func AppendLog(lines ...LogLine) error {
+	open := map[string]*os.File{}
+	var err error
 	for _, l := range lines {
-		if err := appendLine(l.Path, l.Line); err != nil {
-			return err
+		f := open[l.Path]
+		if f == nil {
+			if f, err = openLog(l.Path); err != nil {
+				break
+			}
+			open[l.Path] = f
+		}
+		if _, err = f.Write(l.Line); err != nil {
+			break
 		}
 	}
-	return nil
+	for _, f := range open {
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
 }
 
-func appendLine(path string, line []byte) error {
+// openLog opens the log at path for appending, creating it and its
+// directory if needed, never through a link.
+func openLog(path string) (*os.File, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+		return nil, err
 	}
-	f, err := statefile.OpenNoLink(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	_, werr := f.Write(line)
-	if err := f.Close(); werr == nil {
-		werr = err
-	}
-	return werr
+	return statefile.OpenNoLink(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 }
 
 // recoverLog appends the lines a killed change did not: those missing
@@ -93,7 +101,7 @@ func recoverLog(lines []intentLog) error {
 		if int64(len(b)) >= l.Offset && bytes.Contains(b[l.Offset:], []byte(l.Line)) {
 			continue
 		}
-		if err := appendLine(l.Path, []byte(l.Line)); err != nil {
+		if err := AppendLog(LogLine{Path: l.Path, Line: []byte(l.Line)}); err != nil {
 			return err
 		}
 	}
@@ -269,7 +277,7 @@ func (s *Store) recoverFile(ctx context.Context, set *settler, f intentFile) err
 	if err != nil {
 		return err
 	}
-	return set.replace(ctx, path, cur, next, rebase)
+	return set.replace(ctx, path, cur, next, rebase, nil)
 }
 
 // notApplied drops the edits the queue shows applied already where
@@ -341,7 +349,7 @@ func (s *Store) recoverMoves(ctx context.Context, set *settler, moves []intentMo
 	if err != nil {
 		return err
 	}
-	return set.replace(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) { return q.Rebase(cur, edits...) })
+	return set.replace(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) { return q.Rebase(cur, edits...) }, nil)
 }
 
 // archiveBlocks makes the archive hold each issue of put as its block says
@@ -387,7 +395,7 @@ func (s *Store) archiveBlocks(ctx context.Context, set *settler, put, take []int
 	if err != nil {
 		return err
 	}
-	return set.replace(ctx, s.Archive(), orig, next, change)
+	return set.replace(ctx, s.Archive(), orig, next, change, nil)
 }
 
 // copyOf returns the last record of the archive that is the moved block,

@@ -57,6 +57,14 @@ func (l *leased) broken() bool {
 	return err == nil && t != unix.F_RDLCK
 }
 
+// vouches reports whether fi describes the leased file and no process
+// opened it for writing since the lease was taken: it holds what it held
+// then.
+func (l *leased) vouches(fi os.FileInfo) bool {
+	mine, err := l.f.Stat()
+	return err == nil && os.SameFile(mine, fi) && !l.broken()
+}
+
 // release gives the lease up, keeping the descriptor.
 func (l *leased) release() { _, _ = fcntlInt(l.f, unix.F_SETLEASE, unix.F_UNLCK) }
 

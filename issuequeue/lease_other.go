@@ -2,7 +2,10 @@
 
 package issuequeue
 
-import "errors"
+import (
+	"errors"
+	"os"
+)
 
 // leased is a read lease on a state file; only Linux has them (see
 // lease_linux.go), so elsewhere the tool waits for quiet instead.
@@ -10,10 +13,11 @@ type leased struct{}
 
 var errWriting = errors.New("open for writing")
 
-func lease(string) (*leased, error)   { return nil, nil }
-func (*leased) broken() bool          { return false }
-func (*leased) release()              {}
-func (*leased) close()                {}
-func (*leased) read() ([]byte, error) { return nil, nil }
-func (*leased) again() bool           { return true }
-func (*leased) size() (int64, error)  { return 0, nil }
+func lease(string) (*leased, error)      { return nil, nil }
+func (*leased) broken() bool             { return false }
+func (*leased) release()                 {}
+func (*leased) close()                   {}
+func (*leased) read() ([]byte, error)    { return nil, nil }
+func (*leased) again() bool              { return true }
+func (*leased) size() (int64, error)     { return 0, nil }
+func (*leased) vouches(os.FileInfo) bool { return false }

@@ -267,11 +267,15 @@ func (s *settler) rebaser(path string, seen *[]byte, rebase func([]byte) ([]byte
 // re-applied to what the file holds because that is the middle of
 // someone's save, waits for the save to end and re-applies the change to
 // its result.
-func (s *settler) replace(ctx context.Context, path string, orig, next []byte, rebase func([]byte) ([]byte, error)) error {
+//
+// pre, if not nil, is next written ahead (see writeAhead); it is put in
+// place or removed.
+func (s *settler) replace(ctx context.Context, path string, orig, next []byte, rebase func([]byte) ([]byte, error), pre *statefile.Prepared) error {
 	var seen []byte
 	rebaseSeen := s.rebaser(path, &seen, rebase)
 	for {
-		err := s.replaceKeeping(ctx, path, orig, next, rebase, &seen)
+		err := s.replaceKeeping(ctx, path, orig, next, rebase, &seen, pre)
+		pre = nil
 		if err == nil || !midSave(err) || !s.wait(ctx, path, seen) && err != errSaving {
 			return err
 		}
@@ -317,13 +321,24 @@ const maxKept = 100
 // it meanwhile. A change that conflicts with such a save gives way to it:
 // the save is put back alone and the *ConflictError returned, as if the
 // save had come first.
-func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []byte, rebase func([]byte) ([]byte, error), seen *[]byte) error {
+//
+// pre, if not nil, is next written ahead (see writeAhead); it is put in
+// place or removed.
+func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []byte, rebase func([]byte) ([]byte, error), seen *[]byte, pre *statefile.Prepared) error {
 	l, err := lease(path)
 	if err == errWriting {
+		pre.Discard()
 		return errSaving
 	}
 	*seen = nil
-	err = statefile.Replace(path, orig, next, s.rebaser(path, seen, rebase))
+	opt := statefile.ReplaceOptions{Prepared: pre}
+	if l != nil {
+		// The lease was taken before Replace compares the file with
+		// orig: while it holds, that file is not read a second time
+		// after the swap.
+		opt.Unchanged = l.vouches
+	}
+	err = statefile.ReplaceWith(path, orig, next, s.rebaser(path, seen, rebase), opt)
 	if l == nil || err != nil {
 		if l != nil {
 			l.close()
@@ -338,7 +353,10 @@ func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []
 	for i := 0; ; i++ {
 		nl, _ := lease(path) // what was just put in place
 		if !l.broken() || i == maxKept || !s.left() {
-			l.close()
+			// The replaced file is unlinked: closing its last descriptor
+			// frees its pages and blocks, which takes as long as writing
+			// a few MiB. That is done meanwhile, by another thread.
+			go l.close()
 			if nl != nil {
 				nl.close()
 			}
@@ -433,3 +451,39 @@ func hunk(base, b []byte) (start, end int, text []byte) {
 	}
 	return start, len(base) - s, b[start : len(b)-s]
 }
+
+// ahead is a file's new content being written ahead (statefile.Prepare)
+// by another goroutine, while the command does other work: the syncs of
+// the new files and of the intent record wait for the disk together.
+type ahead struct {
+	done chan struct{}
+	pre  *statefile.Prepared
+}
+
+// writeAhead starts writing next for the file at path.
+func writeAhead(path string, next []byte) *ahead {
+	a := &ahead{done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		// A failure is left to the replacement, which writes next again
+		// and reports it.
+		a.pre, _ = statefile.Prepare(path, next)
+	}()
+	return a
+}
+
+// take waits for the write and returns it, for statefile.ReplaceWith; nil
+// if it failed, or for a nil ahead.
+func (a *ahead) take() *statefile.Prepared {
+	if a == nil {
+		return nil
+	}
+	<-a.done
+	pre := a.pre
+	a.pre = nil
+	return pre
+}
+
+// discard removes what was written ahead and not taken; a nil ahead is
+// left alone.
+func (a *ahead) discard() { a.take().Discard() }

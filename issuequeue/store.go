@@ -208,7 +208,17 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 		ch           Change
 		sNext        []byte
 		intended     bool
+		sAhead       *ahead
 	)
+	// The new files go to disk while the intent is recorded (see
+	// writeAhead): a temporary file is no one's until it is put in place.
+	// What is written ahead and not put in place is removed.
+	var aheads []*ahead
+	defer func() {
+		for _, a := range aheads {
+			a.discard()
+		}
+	}()
 	for {
 		if qOrig, err = readSettled(s.Queue()); err != nil {
 			return err
@@ -281,16 +291,24 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 			moves = append(moves, m)
 			ch.Queue = append(ch.Queue, RemoveIssue(id))
 		}
+		sAhead = nil
 		if len(ch.State) > 0 {
 			if sNext, err = st.Apply(ch.State...); err != nil {
 				return err
 			}
+			sAhead = writeAhead(s.State(), sNext)
+			aheads = append(aheads, sAhead)
 		}
 		var next []byte
 		if len(ch.Queue) > 0 {
 			if next, err = q.Apply(ch.Queue...); err != nil {
 				return err
 			}
+		}
+		var qAhead *ahead
+		if len(ch.Queue) > 0 && len(moves) == 0 {
+			qAhead = writeAhead(s.Queue(), next)
+			aheads = append(aheads, qAhead)
 		}
 		// A change that writes more than one of the archive, the queue,
 		// the state and the logs needs its record.
@@ -323,7 +341,7 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 					return err
 				}
 			}
-			err := set.replace(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) { return q.Rebase(cur, ch.Queue...) })
+			err := set.replace(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) { return q.Rebase(cur, ch.Queue...) }, nil)
 			if err != nil {
 				return err
 			}
@@ -332,7 +350,7 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 		var seen []byte
 		err = set.replaceKeeping(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) {
 			return q.Rebase(cur, ch.Queue...)
-		}, &seen)
+		}, &seen, qAhead.take())
 		if err == errSaving || err != nil && midSave(err) && set.wait(ctx, s.Queue(), seen) {
 			// What the change was computed from, or what it was to be
 			// re-applied to, was the middle of a save: nothing is
@@ -360,7 +378,7 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 		}
 	}
 	if len(ch.State) > 0 {
-		err := set.replace(ctx, s.State(), sOrig, sNext, func(cur []byte) ([]byte, error) { return st.Rebase(cur, ch.State...) })
+		err := set.replace(ctx, s.State(), sOrig, sNext, func(cur []byte) ([]byte, error) { return st.Rebase(cur, ch.State...) }, sAhead.take())
 		if err != nil {
 			return err // the queue is written: the next command completes the change
 		}

@@ -35,7 +35,9 @@
 // the write lock, has read the file (ReadFile) and computed new content.
 // Replace writes the new content to a temporary file in the same directory
 // (".<name>.tmp-<16 hex digits>"), fsyncs it and gives it the file's mode
-// (and owner, where the process may set it). Editors ignore locks, so it
+// (and owner, where the process may set it); a caller with other work to do
+// meanwhile can have that done ahead, by Prepare, and hand the result to
+// ReplaceWith. Editors ignore locks, so it
 // then reads the file again; if a person or agent changed it, Replace calls
 // the caller's rebase function to apply the change to the new content
 // instead (at most five times), or, if rebase fails because both sides
@@ -43,7 +45,10 @@
 //
 // The swap is renameat2(RENAME_EXCHANGE): the new file takes the name and
 // the old one moves to the temporary name, where Replace checks that it
-// still holds exactly the bytes the change was based on. If it does not
+// still holds exactly the bytes the change was based on (without reading
+// it again when it is the file re-read and the caller, holding a read lease
+// on it since before the re-read, vouches that no one opened it for writing
+// since: ReplaceOptions.Unchanged). If it does not
 // (someone saved between the re-read and the swap), the two are exchanged
 // back and the change is rebased onto that save. Then the old file is
 // unlinked and the directory fsynced. A new file is put in place with

@@ -52,6 +52,23 @@ func checkFile(path string, fi os.FileInfo) error {
 	return nil
 }
 
+// ReplaceOptions are what a caller of ReplaceWith may add to Replace.
+type ReplaceOptions struct {
+	// Prepared, if not nil, is next written ahead by Prepare for the same
+	// path: Replace puts it in place, or removes it if next has to change
+	// (a rebase) or nothing is written, instead of writing next itself.
+	// It must have been prepared with next itself, not a copy; otherwise it
+	// is removed and next written as without it.
+	Prepared *Prepared
+	// Unchanged, if not nil, reports whether the file fi describes cannot
+	// have changed since Replace opened it to compare it with what it
+	// should hold: for a caller that holds a read lease on it, taken
+	// before, which no process opened it for writing since. After the
+	// swap, the file it displaced is then not read again when it is the
+	// one Replace compared.
+	Unchanged func(fi os.FileInfo) bool
+}
+
 // Replace gives the files it puts in place a modification time whose
 // nanoseconds within the microsecond are the file's size modulo 1000 (see
 // markWhole), so that a reader can tell a file put in place whole from one

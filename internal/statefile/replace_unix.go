@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -109,8 +110,23 @@ func Replace(path string, orig, next []byte, rebase func(current []byte) ([]byte
 	return new(seams).replace(path, orig, next, rebase)
 }
 
+// ReplaceWith is Replace with options.
+func ReplaceWith(path string, orig, next []byte, rebase func(current []byte) ([]byte, error), opt ReplaceOptions) error {
+	return new(seams).replaceWith(path, orig, next, rebase, opt)
+}
+
 func (h *seams) replace(path string, orig, next []byte, rebase func(current []byte) ([]byte, error)) error {
+	return h.replaceWith(path, orig, next, rebase, ReplaceOptions{})
+}
+
+func (h *seams) replaceWith(path string, orig, next []byte, rebase func(current []byte) ([]byte, error), opt ReplaceOptions) error {
+	pre := opt.Prepared
+	if pre != nil && !pre.holds(path, next) {
+		pre.Discard()
+		pre = nil
+	}
 	if orig != nil && bytes.Equal(orig, next) {
+		pre.Discard()
 		return nil
 	}
 	dir, name := filepath.Split(path)
@@ -119,15 +135,17 @@ func (h *seams) replace(path string, orig, next []byte, rebase func(current []by
 	}
 	d, err := os.Open(dir)
 	if err != nil {
+		pre.Discard()
 		return fmt.Errorf("replacing %s: %w", path, err)
 	}
 	defer d.Close()
-	r := &replacer{seams: h, path: path, dir: dir, name: name, d: d, dirfd: int(d.Fd())}
-	_ = h.cleanup(dir, name) // best effort: leftovers cost only disk space
+	r := &replacer{seams: h, path: path, dir: dir, name: name, d: d, dirfd: int(d.Fd()), unchanged: opt.Unchanged}
+	_ = h.cleanup(dir, name) // best effort: leftovers cost only disk space; a prepared file is new
 
 	base, want := orig, next
 	for i := 0; ; i++ {
-		changed, cur, err := r.attempt(base, want)
+		changed, cur, err := r.attempt(base, want, pre)
+		pre = nil // the first attempt puts it in place or removes it
 		if err != nil || !changed {
 			return err
 		}
@@ -155,19 +173,27 @@ type replacer struct {
 	path, dir, name string
 	d               *os.File
 	dirfd           int
+	unchanged       func(os.FileInfo) bool // see ReplaceOptions
 }
 
 // attempt writes want in place of a file that should hold base (nil: not
 // exist). If the file holds something else, it writes nothing and returns
 // changed with what the file holds (nil: missing).
-func (r *replacer) attempt(base, want []byte) (changed bool, cur []byte, err error) {
-	mode, owner, err := r.targetMode()
-	if err != nil {
-		return false, nil, err
-	}
-	tmp, f, err := r.writeTemp(want, mode, owner)
-	if err != nil {
-		return false, nil, err
+//
+// pre, if not nil, is want written ahead (see Prepare): it is put in place
+// or removed.
+func (r *replacer) attempt(base, want []byte, pre *Prepared) (changed bool, cur []byte, err error) {
+	tmp, f, mode := "", (*os.File)(nil), os.FileMode(0)
+	if pre != nil {
+		tmp, f, mode = pre.tmp, pre.f, pre.mode
+	} else {
+		var owner *syscall.Stat_t
+		if mode, owner, err = r.targetMode(); err != nil {
+			return false, nil, err
+		}
+		if tmp, f, err = r.writeTemp(want, mode, owner); err != nil {
+			return false, nil, err
+		}
 	}
 	tmpPath := filepath.Join(r.dir, tmp)
 	keep := false
@@ -226,7 +252,7 @@ func (r *replacer) attempt(base, want []byte) (changed bool, cur []byte, err err
 	if r.afterSwap != nil {
 		r.afterSwap(tmpPath)
 	}
-	same, displaced, err := compareFile(tmpPath, base)
+	same, displaced, err := r.compareDisplaced(tmpPath, fi, base)
 	if err == nil && same {
 		if err := os.Remove(tmpPath); err != nil {
 			return false, nil, fmt.Errorf("replacing %s: %w", r.path, err)
@@ -250,6 +276,55 @@ func (r *replacer) attempt(base, want []byte) (changed bool, cur []byte, err err
 	}
 	keep = false
 	return true, displaced, nil
+}
+
+// Prepared is a state file's new content written ahead: a temporary file
+// beside it, synced, with its mode and owner, as Replace writes it before
+// it checks the file, so that the caller can do other work while the data
+// goes to disk. ReplaceWith (see ReplaceOptions) puts it in place or
+// removes it; one never handed to it must be discarded.
+type Prepared struct {
+	path string
+	dir  string
+	data []byte
+	tmp  string // the temporary file's name, beside path
+	f    *os.File
+	mode os.FileMode
+}
+
+// Prepare writes next for the file at path, as Replace would first write
+// it, and returns it for ReplaceWith. The caller holds the write lock.
+func Prepare(path string, next []byte) (*Prepared, error) {
+	dir, name := filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	r := &replacer{seams: new(seams), path: path, dir: dir, name: name}
+	mode, owner, err := r.targetMode()
+	if err != nil {
+		return nil, err
+	}
+	tmp, f, err := r.writeTemp(next, mode, owner)
+	if err != nil {
+		return nil, err
+	}
+	return &Prepared{path: path, dir: dir, data: next, tmp: tmp, f: f, mode: mode}, nil
+}
+
+// holds reports whether p was prepared for path with next itself (the
+// same slice, not a copy, so that no comparison of the content is needed).
+func (p *Prepared) holds(path string, next []byte) bool {
+	return p.path == path && len(p.data) == len(next) && unsafe.SliceData(p.data) == unsafe.SliceData(next)
+}
+
+// Discard removes a prepared file that will not be put in place. A nil
+// Prepared is left alone.
+func (p *Prepared) Discard() {
+	if p == nil {
+		return
+	}
+	p.f.Close()
+	os.Remove(filepath.Join(p.dir, p.tmp))
 }
 
 // targetMode returns the mode and owner the new file takes: the current
@@ -330,6 +405,19 @@ func (r *replacer) check(base []byte) (same bool, cur []byte, fi os.FileInfo, er
 		return false, nil, nil, fmt.Errorf("re-reading %s: %w", r.path, err)
 	}
 	return same, cur, fi, nil
+}
+
+// compareDisplaced is compareFile for the file the swap displaced, now at
+// tmpPath, which should hold base. When it is the file that check read as
+// base (checked) and the caller vouches that it has not changed since (see
+// ReplaceOptions.Unchanged), it is not read again.
+func (r *replacer) compareDisplaced(tmpPath string, checked os.FileInfo, base []byte) (bool, []byte, error) {
+	if r.unchanged != nil && checked != nil {
+		if fi, err := os.Lstat(tmpPath); err == nil && os.SameFile(fi, checked) && r.unchanged(fi) {
+			return true, nil, nil
+		}
+	}
+	return compareFile(tmpPath, base)
 }
 
 // preserve gives a temporary file that holds someone's save a visible name

@@ -108,6 +108,23 @@ func Replace(path string, orig, next []byte, rebase func(current []byte) ([]byte
 	return fmt.Errorf("%s: kept changing: %w", path, ErrChanged)
 }
 
+// ReplaceWith is Replace with options; a prepared file is only the content
+// here (see Prepare).
+func ReplaceWith(path string, orig, next []byte, rebase func(current []byte) ([]byte, error), opt ReplaceOptions) error {
+	return Replace(path, orig, next, rebase)
+}
+
+// Prepared is a state file's new content, for ReplaceWith. On Windows
+// nothing is written ahead.
+type Prepared struct{}
+
+// Prepare returns next prepared for the file at path: on Windows, nothing
+// is written ahead.
+func Prepare(path string, next []byte) (*Prepared, error) { return &Prepared{}, nil }
+
+// Discard drops a prepared file that will not be put in place.
+func (p *Prepared) Discard() {}
+
 // Cleanup removes temporary files that Replace left in dir when it was
 // killed, once they are older than a minute.
 func Cleanup(dir string) error {
