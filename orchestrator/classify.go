@@ -5,6 +5,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/autoretry/orchestrator/internal/config"
@@ -48,16 +49,23 @@ func backoffDelay(b config.Backoff, n int, r float64) time.Duration {
 	return time.Duration(d + d*b.Jitter*r)
 }
 
-// Retry hints in the wordings agent CLIs and HTTP APIs print.
+// Retry hints in the wordings agent CLIs and HTTP APIs print. They are
+// compiled the first time a hint is looked for, not when the program
+// starts: most commands never read an agent's output.
 var (
-	retryAfterRe = regexp.MustCompile(`(?i)retry[- ]after[:= ]+(\d+)\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hours?)?\b`)
-	tryAgainRe   = regexp.MustCompile(`(?i)try again in (\d+)\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b`)
+	retryAfterRe = lazyRegexp(`(?i)retry[- ]after[:= ]+(\d+)\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hours?)?\b`)
+	tryAgainRe   = lazyRegexp(`(?i)try again in (\d+)\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b`)
 	// "resets 3pm (Europe/Dublin)", "resets at 3:45 PM", "will reset at
 	// 9am (America/Chicago)", "resets at 15:00".
-	resetsRe = regexp.MustCompile(`(?i)\bresets?(?:\s+at)?\s+(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(([A-Za-z_]+(?:/[A-Za-z_+\-]+)*)\))?`)
+	resetsRe = lazyRegexp(`(?i)\bresets?(?:\s+at)?\s+(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(([A-Za-z_]+(?:/[A-Za-z_+\-]+)*)\))?`)
 	// "Claude AI usage limit reached|1762952400": the reset as a Unix time.
-	epochRe = regexp.MustCompile(`(?i)limit reached\|(\d{9,11})\b`)
+	epochRe = lazyRegexp(`(?i)limit reached\|(\d{9,11})\b`)
 )
+
+// lazyRegexp compiles expr the first time it is used.
+func lazyRegexp(expr string) func() *regexp.Regexp {
+	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
+}
 
 // maxHint bounds a reset hint: no limit of these services resets later than
 // a week ahead, and a misread number must not stop loops for longer.
@@ -82,7 +90,7 @@ func RetryHint(out []byte, now time.Time) (time.Duration, bool) {
 			best = &hit{at, min(d, maxHint)}
 		}
 	}
-	for _, m := range retryAfterRe.FindAllSubmatchIndex(out, -1) {
+	for _, m := range retryAfterRe().FindAllSubmatchIndex(out, -1) {
 		n, _ := strconv.Atoi(string(out[m[2]:m[3]]))
 		unit := ""
 		if m[4] >= 0 {
@@ -90,15 +98,15 @@ func RetryHint(out []byte, now time.Time) (time.Duration, bool) {
 		}
 		consider(m[0], time.Duration(n)*durationUnit(unit, time.Second))
 	}
-	for _, m := range tryAgainRe.FindAllSubmatchIndex(out, -1) {
+	for _, m := range tryAgainRe().FindAllSubmatchIndex(out, -1) {
 		n, _ := strconv.Atoi(string(out[m[2]:m[3]]))
 		consider(m[0], time.Duration(n)*durationUnit(string(out[m[4]:m[5]]), time.Second))
 	}
-	for _, m := range epochRe.FindAllSubmatchIndex(out, -1) {
+	for _, m := range epochRe().FindAllSubmatchIndex(out, -1) {
 		sec, _ := strconv.ParseInt(string(out[m[2]:m[3]]), 10, 64)
 		consider(m[0], time.Unix(sec, 0).Sub(now))
 	}
-	for _, m := range resetsRe.FindAllSubmatchIndex(out, -1) {
+	for _, m := range resetsRe().FindAllSubmatchIndex(out, -1) {
 		group := func(i int) string {
 			if m[2*i] < 0 {
 				return ""

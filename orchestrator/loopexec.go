@@ -223,7 +223,7 @@ func (r *Runner) openRateLimitWindow(runID string, se *StopError) error {
 }
 
 // builtinCost reads the cost of a coding agent's JSON result line.
-var builtinCost = regexp.MustCompile(`"(?:total_cost_usd|cost_usd)"\s*:\s*([0-9]+(?:\.[0-9]+)?)`)
+var builtinCost = lazyRegexp(`"(?:total_cost_usd|cost_usd)"\s*:\s*([0-9]+(?:\.[0-9]+)?)`)
 
 // loopCost returns the cost a loop execution reported: the number in the
 // file at $ORCHESTRATOR_COST_FILE if the loop wrote one, else the last match
@@ -235,7 +235,7 @@ func (r *Runner) loopCost(tail []byte, costPath string) float64 {
 		}
 		r.progress("%s does not hold a cost (one decimal number); the cost of this loop is taken from its output", costPath)
 	}
-	re := builtinCost
+	re := builtinCost()
 	if p := r.O.Config.Budget.CostPattern; p != "" {
 		re = regexp.MustCompile(p) // validated when the config was loaded
 	}

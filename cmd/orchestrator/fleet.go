@@ -324,8 +324,9 @@ func contains(l []string, s string) bool {
 
 // fleetPage is the fleet report: the fleet's status, then each
 // repository's own report in a frame of its own (srcdoc: nothing is
-// fetched from anywhere).
-var fleetPage = template.Must(template.New("fleet").Parse(`<!DOCTYPE html>
+// fetched from anywhere). It is parsed the first time it is written.
+var fleetPage = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("fleet").Parse(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8"><title>orchestrator fleet report</title>
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <style>
@@ -344,6 +345,7 @@ summary{cursor:pointer;font-size:1.1rem;margin:.6rem 0}
 <iframe title="report of {{.Name}}" srcdoc="{{.Page}}"></iframe></details>
 {{end}}</body></html>
 `))
+})
 
 type fleetPageEntry struct {
 	Name, Anchor, Mark, Class string
@@ -374,7 +376,7 @@ func fleetReport(e *env, names, dirs []string, now time.Time, out string) error 
 		pe.Page = b.String()
 		data.Entries = append(data.Entries, pe)
 	}
-	return statefile.WriteAtomic(out, func(w io.Writer) error { return fleetPage.Execute(w, data) })
+	return statefile.WriteAtomic(out, func(w io.Writer) error { return fleetPage().Execute(w, data) })
 }
 
 // printOverdue prints a line when the next run of the state directory is

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -119,12 +120,16 @@ func LoadSince(dir string, now, since time.Time) (Input, error) {
 //go:embed page.html.tmpl
 var pageText string
 
-var page = template.Must(template.New("page").Parse(pageText))
+// page is parsed the first time a report is written, not when the
+// program starts, which every command would pay.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Parse(pageText))
+})
 
 // Write renders the report as one HTML5 document in valid UTF-8.
 func Write(w io.Writer, in Input) error {
 	var b bytes.Buffer
-	if err := page.Execute(&b, build(in)); err != nil {
+	if err := page().Execute(&b, build(in)); err != nil {
 		return fmt.Errorf("rendering report: %w", err)
 	}
 	_, err := w.Write(clean(b.Bytes()))

@@ -202,14 +202,18 @@ func (s *Server) events(w http.ResponseWriter, r *http.Request) {
 //go:embed page.html.tmpl
 var pageText string
 
-var page = template.Must(template.New("page").Funcs(template.FuncMap{
-	"clock": func(t time.Time) string {
-		if t.IsZero() {
-			return "—"
-		}
-		return t.UTC().Format("2006-01-02 15:04:05Z")
-	},
-}).Parse(pageText))
+// page is parsed the first time a page is served, not when the program
+// starts, which every command would pay.
+var page = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("page").Funcs(template.FuncMap{
+		"clock": func(t time.Time) string {
+			if t.IsZero() {
+				return "—"
+			}
+			return t.UTC().Format("2006-01-02 15:04:05Z")
+		},
+	}).Parse(pageText))
+})
 
 // view is what the page template gets.
 type view struct {
@@ -284,7 +288,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		v.Title = "orchestrator: " + v.Repo.Name
 	}
 	var b bytes.Buffer
-	if err := page.Execute(&b, v); err != nil {
+	if err := page().Execute(&b, v); err != nil {
 		http.Error(w, err.Error(), http.StatusInternalServerError)
 		return
 	}
