@@ -84,7 +84,12 @@ func pipelineWorkers() int {
 // startPipeline sends st's lines through a pipeline with the given number
 // of workers (at least 1) until close.
 func (st *stream) startPipeline(workers int, slowTests bool) {
-	n := workers + 3
+	// Batches in flight: four for each worker, and some for the reader
+	// and the report rules, so that a worker or the report rules that
+	// fall behind a moment do not stop the others. With two workers they
+	// hold about 2 MiB; with five, signing real output took about 2%
+	// longer (median of 11 runs).
+	n := 4*workers + 4
 	p := &pipeline{
 		st:        st,
 		slowTests: slowTests,
@@ -240,10 +245,8 @@ func (p *pipeline) report() {
 				if l.inPrep {
 					raw = bt.prep
 				}
-				start := len(st.out)
-				st.out = append(st.out, bt.norm[norm:l.end]...)
+				st.reportNormalized(bt.norm[norm:l.end], raw[l.raw[0]:l.raw[1]])
 				norm = l.end
-				st.report(start, raw[l.raw[0]:l.raw[1]])
 			}
 			if len(st.out) >= flushAt {
 				st.flush()

@@ -323,6 +323,37 @@ func (lb *lineBufs) appendLine2(out, b []byte) ([]byte, []byte) {
 // the line rules is raw, to the report rules, which keep it in order, put
 // it into a failure block or drop it.
 func (st *stream) report(start int, raw []byte) {
+	keep, t := st.rep.reportLine(st.out[start:], raw, indentOf(raw))
+	if !keep {
+		st.out = st.out[:start]
+		return
+	}
+	if len(t) != len(st.out)-start || &t[0] != &st.out[start] {
+		st.out = append(st.out[:start], t...) // the report rules changed it
+	}
+	st.keptLine()
+}
+
+// reportNormalized is report for a line normalized elsewhere, into t,
+// which the report rules may change; it is copied to st.out only if they
+// keep it in order.
+func (st *stream) reportNormalized(t, raw []byte) {
+	keep, t := st.rep.reportLine(t[:len(t):len(t)], raw, indentOf(raw))
+	if keep {
+		st.out = append(st.out, t...)
+		st.keptLine()
+	}
+}
+
+// keptLine ends a line the report rules keep in order.
+func (st *stream) keptLine() {
+	st.out = append(st.out, '\n')
+	st.rep.inOrder = true
+}
+
+// indentOf returns the width of the blanks a line starts with, a tab
+// counting four.
+func indentOf(raw []byte) int {
 	indent := 0
 	for _, c := range raw {
 		if c == ' ' {
@@ -333,16 +364,7 @@ func (st *stream) report(start int, raw []byte) {
 			break
 		}
 	}
-	keep, t := st.rep.reportLine(st.out[start:], raw, indent)
-	if !keep {
-		st.out = st.out[:start]
-		return
-	}
-	if len(t) != len(st.out)-start || &t[0] != &st.out[start] {
-		st.out = append(st.out[:start], t...) // the report rules changed it
-	}
-	st.out = append(st.out, '\n')
-	st.rep.inOrder = true
+	return indent
 }
 
 // blocks writes the failure blocks of the rules V2, sorted, after the
