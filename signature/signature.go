@@ -266,12 +266,43 @@ func (d *Digest) Sum() string {
 
 // Raw returns the SHA-256 of the bytes read from rd, as sha256sum prints it.
 func Raw(rd io.Reader) (string, error) {
+	// Reading and hashing overlap: the pieces read go to a goroutine that
+	// hashes them and hands the buffers back to be filled again.
 	h := sha256.New()
-	if _, err := io.CopyBuffer(h, onlyReader{rd}, make([]byte, readSize)); err != nil {
+	full, free := make(chan []byte, rawBuffers), make(chan []byte, rawBuffers)
+	for range rawBuffers {
+		free <- make([]byte, readSize)
+	}
+	hashed := make(chan struct{})
+	go func() {
+		defer close(hashed)
+		for b := range full {
+			h.Write(b)
+			free <- b[:cap(b)]
+		}
+	}()
+	var err error
+	for {
+		b := <-free
+		var n int
+		n, err = io.ReadFull(rd, b)
+		if n > 0 {
+			full <- b[:n]
+		}
+		if err != nil {
+			break
+		}
+	}
+	close(full)
+	<-hashed
+	if err != io.EOF && err != io.ErrUnexpectedEOF {
 		return "", fmt.Errorf("reading output: %w", err)
 	}
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
+
+// rawBuffers is the number of buffers Raw reads into while it hashes.
+const rawBuffers = 3
 
 // readSize is the size of the buffer output is read with: large enough
 // that system calls cost little, small enough for the memory bar.
