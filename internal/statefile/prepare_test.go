@@ -9,16 +9,24 @@ import (
 	"testing"
 )
 
-// A prepared file is the one put in place: the new content is not written
-// a second time.
-func TestReplacePutsPreparedInPlace(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "issue_queue.md")
+// preparedQueue makes a queue file holding orig in a new directory and
+// prepares content to replace it.
+func preparedQueue(t *testing.T, content []byte) (dir, path string, pre *Prepared) {
+	t.Helper()
+	dir = t.TempDir()
+	path = filepath.Join(dir, "issue_queue.md")
 	writeFile(t, path, orig)
-	pre, err := Prepare(path, next)
+	pre, err := Prepare(path, content)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return dir, path, pre
+}
+
+// A prepared file is the one put in place: the new content is not written
+// a second time.
+func TestReplacePutsPreparedInPlace(t *testing.T) {
+	dir, path, pre := preparedQueue(t, next)
 	prepared, err := os.Lstat(filepath.Join(dir, pre.tmp))
 	if err != nil {
 		t.Fatal(err)
@@ -52,13 +60,7 @@ func TestReplaceRemovesUnusedPrepared(t *testing.T) {
 		{"no change", orig, orig, orig, orig, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			dir := t.TempDir()
-			path := filepath.Join(dir, "issue_queue.md")
-			writeFile(t, path, orig)
-			pre, err := Prepare(path, tc.prep)
-			if err != nil {
-				t.Fatal(err)
-			}
+			dir, path, pre := preparedQueue(t, tc.prep)
 			writeFile(t, path, tc.file)
 			var calls [][]byte
 			if err := ReplaceWith(path, orig, tc.next, rebaseB(&calls), ReplaceOptions{Prepared: pre}); err != nil {
@@ -75,13 +77,7 @@ func TestReplaceRemovesUnusedPrepared(t *testing.T) {
 
 // Discard removes a prepared file; a nil one is left alone.
 func TestPreparedDiscard(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "issue_queue.md")
-	writeFile(t, path, orig)
-	pre, err := Prepare(path, next)
-	if err != nil {
-		t.Fatal(err)
-	}
+	dir, path, pre := preparedQueue(t, next)
 	pre.Discard()
 	(*Prepared)(nil).Discard()
 	assertOnly(t, dir, "issue_queue.md")
