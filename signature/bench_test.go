@@ -130,7 +130,7 @@ func BenchmarkSHA256(b *testing.B) {
 
 // corpusOutput returns the failure corpus's outputs of the projects in
 // language lang ("" for all), concatenated and repeated to at least 4 MiB.
-func corpusOutput(b *testing.B, lang string) []byte {
+func corpusOutput(b testing.TB, lang string) []byte {
 	var one []byte
 	for _, set := range corpusSets {
 		paths, _ := filepath.Glob(filepath.Join("testdata", "corpus", set, "*.txtar.gz"))

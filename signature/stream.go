@@ -49,6 +49,7 @@ type lineBufs struct {
 	clean []byte    // the line without escape sequences
 	paths [2][]byte // buffers of workspacePaths
 	nbsp  []byte    // a line whose no-break spaces became spaces
+	seen  lineCache // lines normalized lately (see linecache.go)
 }
 
 func (r *Rules) newStream(emit func([]byte) error) *stream {
@@ -296,6 +297,25 @@ func (st *stream) lineQuick(b []byte, act, indent int) {
 // no-break spaces replaced, in lb's buffers. It reads nothing but b, so
 // that it can run ahead of the report rules (see pipeline).
 func (lb *lineBufs) appendLine2(out, b []byte) ([]byte, []byte) {
+	if len(b) > cacheMaxLine || !lb.seen.use() {
+		return lb.normalizeLine2(out, b)
+	}
+	slot, hit := lb.seen.lookup(b)
+	if hit {
+		raw := b
+		if !slot.same {
+			raw = slot.raw
+		}
+		return append(out, slot.norm...), raw
+	}
+	start := len(out)
+	out, raw := lb.normalizeLine2(out, b)
+	slot.store(b, out[start:], raw)
+	return out, raw
+}
+
+// normalizeLine2 is appendLine2 without the table of lines seen lately.
+func (lb *lineBufs) normalizeLine2(out, b []byte) ([]byte, []byte) {
 	ok, tried := false, false
 	var raw []byte
 	if len(b) <= maxLine && len(lb.sc.extra) == 0 {
