@@ -132,25 +132,10 @@ func (r *Rules) sum(rd io.Reader, workers int) (string, error) {
 		return Raw(rd)
 	}
 	// Normalizing and hashing take turns on every piece of output; here
-	// they overlap: the normalized pieces go to a goroutine that hashes
-	// them, and come back to be filled again.
-	h := sha256.New()
-	full, free := make(chan []byte, 2), make(chan []byte, 2)
-	free <- make([]byte, 0, outSize)
-	free <- make([]byte, 0, outSize)
-	hashed := make(chan struct{})
-	go func() {
-		defer close(hashed)
-		for b := range full {
-			h.Write(b)
-			free <- b[:0]
-		}
-	}()
+	// they overlap (see hashAside).
+	a := newHashAside(2, outSize)
 	st := r.newStream(nil)
-	st.handoff = func(b []byte) []byte {
-		full <- b
-		return <-free
-	}
+	st.handoff = a.swap
 	if st.rep != nil && workers > 0 {
 		st.startPipeline(workers, r.slowTests)
 	}
@@ -160,12 +145,11 @@ func (r *Rules) sum(rd io.Reader, workers int) (string, error) {
 	} else if st.pipe != nil {
 		st.pipe.wait()
 	}
-	close(full)
-	<-hashed
+	sum := a.sum()
 	if err != nil {
 		return "", fmt.Errorf("reading output: %w", err)
 	}
-	return hex.EncodeToString(h.Sum(nil)), nil
+	return sum, nil
 }
 
 // streamWriter feeds a stream.
@@ -266,43 +250,63 @@ func (d *Digest) Sum() string {
 
 // Raw returns the SHA-256 of the bytes read from rd, as sha256sum prints it.
 func Raw(rd io.Reader) (string, error) {
-	// Reading and hashing overlap: the pieces read go to a goroutine that
-	// hashes them and hands the buffers back to be filled again.
-	h := sha256.New()
-	full, free := make(chan []byte, rawBuffers), make(chan []byte, rawBuffers)
-	for range rawBuffers {
-		free <- make([]byte, readSize)
-	}
-	hashed := make(chan struct{})
-	go func() {
-		defer close(hashed)
-		for b := range full {
-			h.Write(b)
-			free <- b[:cap(b)]
-		}
-	}()
-	var err error
+	// Reading and hashing overlap (see hashAside).
+	a := newHashAside(2, readSize)
+	b := make([]byte, readSize)
 	for {
-		b := <-free
-		var n int
-		n, err = io.ReadFull(rd, b)
+		n, err := io.ReadFull(rd, b[:cap(b)])
 		if n > 0 {
-			full <- b[:n]
+			b = a.swap(b[:n])
+		}
+		if err == io.EOF || err == io.ErrUnexpectedEOF {
+			return a.sum(), nil
 		}
 		if err != nil {
-			break
+			a.sum()
+			return "", fmt.Errorf("reading output: %w", err)
 		}
 	}
-	close(full)
-	<-hashed
-	if err != io.EOF && err != io.ErrUnexpectedEOF {
-		return "", fmt.Errorf("reading output: %w", err)
-	}
-	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// rawBuffers is the number of buffers Raw reads into while it hashes.
-const rawBuffers = 3
+// hashAside hashes pieces of bytes on a goroutine of its own, so that
+// reading or normalizing the next piece overlaps hashing the last; the
+// buffers handed to it come back, emptied, to be filled again.
+type hashAside struct {
+	h          hash.Hash
+	full, free chan []byte
+	done       chan struct{}
+}
+
+// newHashAside starts a hashAside with n buffers of size bytes of its own
+// to give back; the caller fills one more.
+func newHashAside(n, size int) *hashAside {
+	a := &hashAside{h: sha256.New(), full: make(chan []byte, n), free: make(chan []byte, n), done: make(chan struct{})}
+	for range n {
+		a.free <- make([]byte, 0, size)
+	}
+	go func() {
+		defer close(a.done)
+		for b := range a.full {
+			a.h.Write(b)
+			a.free <- b[:0]
+		}
+	}()
+	return a
+}
+
+// swap hands b over to be hashed and returns an empty buffer to fill.
+func (a *hashAside) swap(b []byte) []byte {
+	a.full <- b
+	return <-a.free
+}
+
+// sum waits until every piece handed over is hashed and returns the hash,
+// in hexadecimal. The hashAside is done with.
+func (a *hashAside) sum() string {
+	close(a.full)
+	<-a.done
+	return hex.EncodeToString(a.h.Sum(nil))
+}
 
 // readSize is the size of the buffer output is read with: large enough
 // that system calls cost little, small enough for the memory bar.

@@ -271,10 +271,7 @@ func (st *stream) line2(b []byte) {
 	if len(b) <= maxLine && len(st.sc.extra) == 0 && st.rep.quick(b) {
 		return
 	}
-	start := len(st.out)
-	var raw []byte
-	st.out, raw = st.lb.appendLine2(st.out, b)
-	st.report(start, raw)
+	st.normalizeAndReport(b)
 }
 
 // lineQuick is line2 for a line that quickAct, asked ahead, says quick's
@@ -285,6 +282,12 @@ func (st *stream) lineQuick(b []byte, act, indent int) {
 		st.rep.act(act, 0, b[indent:], b, indent)
 		return
 	}
+	st.normalizeAndReport(b)
+}
+
+// normalizeAndReport applies the line rules to b, into st.out, and hands
+// the line to the report rules.
+func (st *stream) normalizeAndReport(b []byte) {
 	start := len(st.out)
 	var raw []byte
 	st.out, raw = st.lb.appendLine2(st.out, b)
