@@ -2,10 +2,9 @@ package issuequeue
 
 import (
 	"bytes"
-	"regexp"
 	"strings"
-	"sync"
 
+	"github.com/autoretry/orchestrator/internal/lazyre"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
 )
@@ -79,9 +78,7 @@ type scan struct {
 }
 
 // issueHeadingRe is compiled when first needed: most lines never need it.
-var issueHeadingRe = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[ \t>*+\-0-9.)]*#{1,6}[ \t]+ISSUE-`)
-})
+var issueHeadingRe = lazyre.New(`^[ \t>*+\-0-9.)]*#{1,6}[ \t]+ISSUE-`)
 
 // issueHeadingLike reports whether l looks like an ISSUE heading written
 // where it is not one (in code, HTML or a container). Most lines there do

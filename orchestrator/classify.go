@@ -2,13 +2,12 @@ package orchestrator
 
 import (
 	"math"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/internal/lazyre"
 	"github.com/autoretry/orchestrator/internal/procgroup"
 )
 
@@ -53,19 +52,14 @@ func backoffDelay(b config.Backoff, n int, r float64) time.Duration {
 // compiled the first time a hint is looked for, not when the program
 // starts: most commands never read an agent's output.
 var (
-	retryAfterRe = lazyRegexp(`(?i)retry[- ]after[:= ]+(\d+)\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hours?)?\b`)
-	tryAgainRe   = lazyRegexp(`(?i)try again in (\d+)\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b`)
+	retryAfterRe = lazyre.New(`(?i)retry[- ]after[:= ]+(\d+)\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hours?)?\b`)
+	tryAgainRe   = lazyre.New(`(?i)try again in (\d+)\s*(ms|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?)\b`)
 	// "resets 3pm (Europe/Dublin)", "resets at 3:45 PM", "will reset at
 	// 9am (America/Chicago)", "resets at 15:00".
-	resetsRe = lazyRegexp(`(?i)\bresets?(?:\s+at)?\s+(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(([A-Za-z_]+(?:/[A-Za-z_+\-]+)*)\))?`)
+	resetsRe = lazyre.New(`(?i)\bresets?(?:\s+at)?\s+(\d{1,2})(?::(\d{2}))?\s*([ap]\.?m\.?)?(?:\s*\(([A-Za-z_]+(?:/[A-Za-z_+\-]+)*)\))?`)
 	// "Claude AI usage limit reached|1762952400": the reset as a Unix time.
-	epochRe = lazyRegexp(`(?i)limit reached\|(\d{9,11})\b`)
+	epochRe = lazyre.New(`(?i)limit reached\|(\d{9,11})\b`)
 )
-
-// lazyRegexp compiles expr the first time it is used.
-func lazyRegexp(expr string) func() *regexp.Regexp {
-	return sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(expr) })
-}
 
 // maxHint bounds a reset hint: no limit of these services resets later than
 // a week ahead, and a misread number must not stop loops for longer.

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autoretry/orchestrator/internal/lazyre"
 	"github.com/autoretry/orchestrator/internal/procgroup"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
@@ -223,7 +224,7 @@ func (r *Runner) openRateLimitWindow(runID string, se *StopError) error {
 }
 
 // builtinCost reads the cost of a coding agent's JSON result line.
-var builtinCost = lazyRegexp(`"(?:total_cost_usd|cost_usd)"\s*:\s*([0-9]+(?:\.[0-9]+)?)`)
+var builtinCost = lazyre.New(`"(?:total_cost_usd|cost_usd)"\s*:\s*([0-9]+(?:\.[0-9]+)?)`)
 
 // loopCost returns the cost a loop execution reported: the number in the
 // file at $ORCHESTRATOR_COST_FILE if the loop wrote one, else the last match

@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 	_ "time/tzdata" // limit messages name IANA zones; hosts without a zone database still resolve them
+
+	"github.com/autoretry/orchestrator/internal/lazyre"
 )
 
 // readText reads a line that is not structured output. Wordings are matched
@@ -107,7 +109,7 @@ func (r *Reader) hintAgent(ls string) {
 	}
 }
 
-var re429 = lazyRegexp(`\b429\b`)
+var re429 = lazyre.New(`\b429\b`)
 
 // classify reads the error and limit a message states; it reports whether the
 // message stated one.
@@ -162,12 +164,12 @@ func collapse(s string) string {
 }
 
 var (
-	reEpoch    = lazyRegexp(`(?i)limit reached\s*\|\s*(\d{9,11})`)
-	reDateAt   = lazyRegexp(`(?i)try again at\s*([a-z]{3})[a-z]*\.?\s*(\d{1,2})(?:st|nd|rd|th)?,?\s*(\d{4}),?\s*(\d{1,2}):(\d{2})\s*([ap]m)`)
-	reDateDe   = lazyRegexp(`(?i)try again at\s*(\d{1,2}) de ([a-zç]{3})[a-zç]*\.? de (\d{4}),?\s*(\d{1,2}):(\d{2})`)
-	reResetsAt = lazyRegexp(`(?i)resets?\s*(?:at\s*)?(?:([a-z]{3})[a-z]*\.?\s*(\d{1,2})(?:st|nd|rd|th)?,?\s*)?(\d{1,2})(?::(\d{2}))?\s*([ap]m)(?:\s*\(([a-z_]+(?:/[a-z_+-]+)*)\)|\s+(utc|gmt(?:[+-]\d{1,2})?)\b)?`)
-	reClockAt  = lazyRegexp(`(?i)try again at\s*(\d{1,2}):(\d{2})\s*([ap]m)?`)
-	reAfter    = lazyRegexp(`(?i)(?:try again|retrying|retry|reset)\s*(?:in|after)\s*(\d[\w .,]{0,60})`)
+	reEpoch    = lazyre.New(`(?i)limit reached\s*\|\s*(\d{9,11})`)
+	reDateAt   = lazyre.New(`(?i)try again at\s*([a-z]{3})[a-z]*\.?\s*(\d{1,2})(?:st|nd|rd|th)?,?\s*(\d{4}),?\s*(\d{1,2}):(\d{2})\s*([ap]m)`)
+	reDateDe   = lazyre.New(`(?i)try again at\s*(\d{1,2}) de ([a-zç]{3})[a-zç]*\.? de (\d{4}),?\s*(\d{1,2}):(\d{2})`)
+	reResetsAt = lazyre.New(`(?i)resets?\s*(?:at\s*)?(?:([a-z]{3})[a-z]*\.?\s*(\d{1,2})(?:st|nd|rd|th)?,?\s*)?(\d{1,2})(?::(\d{2}))?\s*([ap]m)(?:\s*\(([a-z_]+(?:/[a-z_+-]+)*)\)|\s+(utc|gmt(?:[+-]\d{1,2})?)\b)?`)
+	reClockAt  = lazyre.New(`(?i)try again at\s*(\d{1,2}):(\d{2})\s*([ap]m)?`)
+	reAfter    = lazyre.New(`(?i)(?:try again|retrying|retry|reset)\s*(?:in|after)\s*(\d[\w .,]{0,60})`)
 )
 
 var months = map[string]time.Month{
@@ -366,7 +368,7 @@ func parseDelay(s string) (time.Duration, bool) {
 	return total, found
 }
 
-var reAider = lazyRegexp(`^>?\s*Tokens: ([\d.,]+k?) sent(?:, ([\d.,]+k?) cache write)?(?:, ([\d.,]+k?) cache (?:hit|read))?, ([\d.,]+k?) received\.(?:\s*Cost: \$([\d.]+) message(?:, \$([\d.]+) session)?)?`)
+var reAider = lazyre.New(`^>?\s*Tokens: ([\d.,]+k?) sent(?:, ([\d.,]+k?) cache write)?(?:, ([\d.,]+k?) cache (?:hit|read))?, ([\d.,]+k?) received\.(?:\s*Cost: \$([\d.]+) message(?:, \$([\d.]+) session)?)?`)
 
 // readAiderUsage reads Aider's per-message report: tokens are summed over the
 // messages; the session cost, when printed, is the cost.
