@@ -57,6 +57,7 @@ func TestReplaceRemovesUnusedPrepared(t *testing.T) {
 	}{
 		{"rebased", next, next, theirs, rebased, true},
 		{"copy", next, slices.Clone(next), orig, next, false},
+		{"other content", next, rebased, orig, rebased, false},
 		{"no change", orig, orig, orig, orig, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
