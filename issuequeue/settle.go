@@ -351,17 +351,14 @@ func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []
 	}
 	var conflict error
 	for i := 0; ; i++ {
-		nl, _ := lease(path) // what was just put in place
 		if !l.broken() || i == maxKept || !s.left() {
 			// The replaced file is unlinked: closing its last descriptor
 			// frees its pages and blocks, which takes as long as writing
 			// a few MiB. That is done meanwhile, by another thread.
 			go l.close()
-			if nl != nil {
-				nl.close()
-			}
 			return conflict
 		}
+		nl, _ := lease(path) // what was just put in place, before the save goes on
 		l.release()
 		theirs, ok := s.afterWriters(ctx, l)
 		l.close()
