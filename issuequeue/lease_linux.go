@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/autoretry/orchestrator/internal/statefile"
 	"golang.org/x/sys/unix"
 )
 
@@ -81,6 +82,10 @@ func (l *leased) read() ([]byte, error) {
 	_, err = b.ReadFrom(io.NewSectionReader(l.f, 0, 1<<62))
 	return b.Bytes(), err
 }
+
+// holds reports whether the file holds exactly want, without reading it
+// into a copy; it reads from the descriptor's start, where lease left it.
+func (l *leased) holds(want []byte) (bool, error) { return statefile.SameAs(l.f, want) }
 
 // size returns the file's size.
 func (l *leased) size() (int64, error) {

@@ -13,11 +13,11 @@ type leased struct{}
 
 var errWriting = errors.New("open for writing")
 
-func lease(string) (*leased, error)      { return nil, nil }
-func (*leased) broken() bool             { return false }
-func (*leased) release()                 {}
-func (*leased) close()                   {}
-func (*leased) read() ([]byte, error)    { return nil, nil }
-func (*leased) again() bool              { return true }
-func (*leased) size() (int64, error)     { return 0, nil }
-func (*leased) vouches(os.FileInfo) bool { return false }
+func lease(string) (*leased, error)        { return nil, nil }
+func (*leased) broken() bool               { return false }
+func (*leased) release()                   {}
+func (*leased) close()                     {}
+func (*leased) read() ([]byte, error)      { return nil, nil }
+func (*leased) holds([]byte) (bool, error) { return false, nil }
+func (*leased) again() bool                { return true }
+func (*leased) vouches(os.FileInfo) bool   { return false }

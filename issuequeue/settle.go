@@ -138,11 +138,8 @@ func leasedHolds(path string, seen []byte) (leaseState, bool) {
 	if seen == nil {
 		return leaseFree, false
 	}
-	if n, err := l.size(); err != nil || n != int64(len(seen)) {
-		return leaseFree, false
-	}
-	b, err := l.read()
-	return leaseFree, err == nil && bytes.Equal(b, seen)
+	same, err := l.holds(seen)
+	return leaseFree, err == nil && same
 }
 
 // settled reports whether a file that settles at at has settled by now. A

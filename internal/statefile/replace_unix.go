@@ -480,6 +480,18 @@ func compareFile(path string, base []byte) (bool, []byte, error) {
 	return readCompare(f, fi.Size(), base)
 }
 
+// SameAs reports whether f, read from where it stands to its end, holds
+// exactly want. It reads in pieces: a copy of the file is made only when
+// they differ.
+func SameAs(f *os.File, want []byte) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil || fi.Size() != int64(len(want)) {
+		return false, err
+	}
+	same, _, err := readCompare(f, fi.Size(), want)
+	return same, err
+}
+
 // readCompare reads f to the end and reports whether it holds exactly base;
 // if not, it returns what f holds. It allocates only when they differ.
 func readCompare(f *os.File, size int64, base []byte) (same bool, data []byte, err error) {
