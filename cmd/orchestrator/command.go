@@ -67,9 +67,11 @@ type env struct {
 	sigOlder   []*signature.Rules // the older rule sets beside the current, likewise
 	sigRoot    string             // signature --root, absolute
 
-	// beforeCommand, if set, is called with the command about to run
-	// (main tunes the garbage collector for it).
+	// beforeCommand, if set, is called once with the command about to
+	// run, when its flags have named the state directory (main tunes the
+	// garbage collector for it); pending is that command until then.
 	beforeCommand func(c *command)
+	pending       *command
 }
 
 // input opens the file named by a FILE|- argument: standard input for "-".
@@ -184,9 +186,7 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 				hints: []string{"the loop records what it found with 'orchestrator add', 'fail' or 'resolve'; a person answers escalations between runs"}}
 		}
 	}
-	if e.beforeCommand != nil {
-		e.beforeCommand(c)
-	}
+	e.pending = c // for parseFlags, which knows the directory the flags name
 	err := c.run(ctx, e, rest[1:])
 	if notifies[c.name] {
 		e.notify(ctx, c.name)
@@ -283,6 +283,10 @@ func (e *env) parseFlags(c *command, fs *flag.FlagSet, args []string) ([]string,
 		args = args[1:]
 	}
 	e.resolveDir()
+	if c := e.pending; c != nil && e.beforeCommand != nil {
+		e.pending = nil
+		e.beforeCommand(c)
+	}
 	return positional, nil
 }
 

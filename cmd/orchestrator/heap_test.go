@@ -1,10 +1,13 @@
 package main
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
 	"runtime/debug"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/autoretry/orchestrator/issuequeue"
@@ -38,8 +41,12 @@ func TestHeapForFollowsTheStateFiles(t *testing.T) {
 	}
 }
 
-// Preparing the heap leaves it usable and collects what it took.
+// Preparing the heap collects what it took, and its pages stay with the
+// heap, free for what the command allocates next.
 func TestPrepareHeap(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("only Linux prepares the heap (huge pages)")
+	}
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
@@ -48,10 +55,29 @@ func TestPrepareHeap(t *testing.T) {
 	if after.HeapAlloc >= before.HeapAlloc+8<<20 {
 		t.Errorf("prepareHeap left %d bytes allocated, %d before", after.HeapAlloc, before.HeapAlloc)
 	}
-	b := make([]byte, 4<<20)
-	for i := range b {
-		if b[i] != 0 {
-			t.Fatalf("byte %d of new memory is %d", i, b[i])
+	kept := func(m *runtime.MemStats) uint64 { return m.HeapIdle - m.HeapReleased }
+	if kept(&after) < kept(&before)+8<<20 {
+		t.Errorf("the heap keeps %d free bytes, %d before: the prepared memory was not kept", kept(&after), kept(&before))
+	}
+}
+
+// The memory a command prepares is for the state directory its flags
+// name, wherever --dir stands: before the command's name or after it, as
+// the documentation writes it ("orchestrator status --dir DIR").
+func TestBeforeCommandSeesTheDirFlag(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "state")
+	if code := Main([]string{"init", "--dir", dir}, strings.NewReader(""), io.Discard, io.Discard, func(string) string { return "" }); code != 0 {
+		t.Fatalf("init exited %d", code)
+	}
+	for _, args := range [][]string{{"--dir", dir, "status"}, {"status", "--dir", dir}} {
+		e := newEnv(strings.NewReader(""), io.Discard, io.Discard, func(string) string { return "" })
+		var seen []string
+		e.beforeCommand = func(c *command) { seen = append(seen, c.name+" "+e.dir) }
+		if code := e.main(args); code != 0 {
+			t.Fatalf("%q exited %d", args, code)
+		}
+		if want := []string{"status " + dir}; !slices.Equal(seen, want) {
+			t.Errorf("%q: the hook saw %q, want %q", args, seen, want)
 		}
 	}
 }
