@@ -6,6 +6,7 @@ package lintcheck
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 
 	"github.com/autoretry/orchestrator/internal/config"
@@ -39,11 +40,7 @@ func ConfigProblems(err error) ([]string, error) {
 // verification, so that is an error; when it does, the name runs as a
 // command, and only a name close to a check's is worth a warning.
 func VerifyFindings(q *issuequeue.Queue, cfg *config.Config) []issuequeue.Finding {
-	names := make([]string, 0, len(cfg.Verification.Checks))
-	for name := range cfg.Verification.Checks {
-		names = append(names, name)
-	}
-	slices.Sort(names)
+	names := slices.Sorted(maps.Keys(cfg.Verification.Checks))
 	var out []issuequeue.Finding
 	for _, is := range append(slices.Clip(q.Issues), q.Quarantined...) {
 		if is.Verify == "" {
