@@ -156,7 +156,7 @@ func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]
 		case editRemove:
 			add(r.start, r.end, "")
 		case editField:
-			if f := findField(d, r, e.name); f != nil && f.list {
+			if f := findField(d, r, e.name); f != nil && f.list() {
 				d.setListField(f, e.value, add)
 				continue
 			}

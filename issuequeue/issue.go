@@ -42,11 +42,11 @@ func (is *Issue) Field(name string) (string, bool) { return is.q.d.field(is.r, n
 // FieldPos returns the 1-based line and column of a field's name, as
 // findings about the field give them, and whether the issue has the field.
 func (is *Issue) FieldPos(name string) (line, col int, ok bool) {
-	if findField(is.q.d, is.r, name) == nil {
+	f := findField(is.q.d, is.r, name)
+	if f == nil {
 		return 0, 0, false
 	}
-	line, col = is.q.d.fieldPos(is.r, name)
-	return line + 1, col, true
+	return int(f.line) + 1, is.q.d.s.col(int(f.name.start)), true
 }
 
 // PendingAutoRetry reports whether the end-of-loop check considers the
@@ -119,7 +119,7 @@ func (is *Issue) load(buf *tableBuf) {
 			continue
 		}
 		known++
-		found[k], asItem[k] = true, f.list
+		found[k], asItem[k] = true, f.list()
 		if f.hasValue {
 			vals[k] = bytes.TrimSpace(d.src[f.value.start:f.value.end])
 		}

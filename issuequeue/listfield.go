@@ -156,7 +156,7 @@ func (d *doc) indexListFields(r *record, from, to int) {
 			}
 			if prev := findField(d, r, name); prev != nil {
 				where := "in the table"
-				if prev.list {
+				if prev.list() {
 					where = "in the list"
 				}
 				r.findings = append(r.findings, d.finding(it.line, col, false,
@@ -166,7 +166,7 @@ func (d *doc) indexListFields(r *record, from, to int) {
 			r.fields = append(r.fields, fieldRef{row: -1, line: int32(it.line),
 				name:  span32{int32(it.start + ns), int32(it.start + ne)},
 				value: span32{int32(it.start + vs), int32(it.start + ve)}, hasValue: true,
-				plain: !hasNonASCII(name), known: int8(k), list: true})
+				plain: !hasNonASCII(name), known: int8(k)})
 		}
 	}
 }
@@ -206,7 +206,7 @@ func (d *doc) listTemplate(r *record) (at int, prefix, sep string, ok bool) {
 	var last *fieldRef
 	for i := range r.fields {
 		f := &r.fields[i]
-		if !f.list || (last != nil && f.line < last.line) {
+		if !f.list() {
 			continue
 		}
 		line := d.s.lineStart(int(f.line))

@@ -201,7 +201,7 @@ func FuzzListEditLocal(f *testing.F) {
 		var targets []target
 		for _, is := range q.Issues {
 			for _, name := range []string{FieldCategory, FieldSource, FieldVerify} {
-				if fr := findField(q.d, is.r, name); fr != nil && fr.list {
+				if fr := findField(q.d, is.r, name); fr != nil && fr.list() {
 					targets = append(targets, target{is, name, *fr})
 				}
 			}

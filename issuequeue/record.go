@@ -385,11 +385,15 @@ func (d *doc) indexFields(r *record, t *table, buf *tableBuf) {
 // fields the tool reads it names. A field written as a list item (list)
 // has no row; its value is the item's text after the name, as written.
 type fieldRef struct {
-	row, line             int32
-	name, value           span32
-	hasValue, plain, list bool
-	known                 int8 // index in knownFields, or -1
+	row, line       int32
+	name, value     span32
+	hasValue, plain bool
+	known           int8 // index in knownFields, or -1
 }
+
+// list reports whether the field is written as a list item (row -1)
+// rather than as a row of the field table.
+func (f *fieldRef) list() bool { return f.row < 0 }
 
 // span32 is a byte span of a state file, which is smaller than 2 GiB.
 type span32 struct{ start, end int32 }
@@ -442,7 +446,7 @@ func (d *doc) field(r *record, name string) (string, bool) {
 	if !f.hasValue {
 		return "", true
 	}
-	if f.list {
+	if f.list() {
 		return string(d.src[f.value.start:f.value.end]), true
 	}
 	return unescapeCell(string(d.src[f.value.start:f.value.end])), true
