@@ -42,7 +42,7 @@ func TestProcessEditorSaveNotLost(t *testing.T) {
 	c, ids := cliWithNotes(t, ctx, 8)
 	const attempts = 8
 	ed := &editor{t: t, path: filepath.Join(c.dir(), issuequeue.QueueFile), notes: notesLine, lostRows: map[string]bool{}}
-	outcomes := raceFails(ctx, c, ids, attempts, failRow, func(stop <-chan struct{}) { ed.run(ctx, stop) })
+	outcomes := raceFails(ctx, c, ids, attempts, failRow, func(stop <-chan struct{}) { ed.run(ctx, stop) }, nil)
 
 	final := c.read(".orchestrator/issue_queue.md")
 	present := rowsOf(final)

@@ -43,7 +43,7 @@ func TestProcessFailRacesEditorSaves(t *testing.T) {
 	c, ids := cliWithNotes(t, ctx, 4)
 	attempts := *editorRaceFails / len(ids)
 	ed := &saver{t: t, path: filepath.Join(c.dir(), issuequeue.QueueFile), notes: notesLine, lostRows: map[string]bool{}}
-	outcomes := raceFails(ctx, c, ids, attempts, failRow, func(stop <-chan struct{}) { ed.run(ctx, stop) })
+	outcomes := raceFails(ctx, c, ids, attempts, failRow, func(stop <-chan struct{}) { ed.run(ctx, stop) }, nil)
 
 	final := c.read(".orchestrator/issue_queue.md")
 	present := rowsOf(final)
@@ -99,8 +99,9 @@ func failRow(w, k int) string { return fmt.Sprintf("FAIL: writer %d attempt %d",
 // raceFails runs attempts fails of each issue, the issues' at once, the
 // kth fail of issue w with the failure output row(w, k), a line; other,
 // if not nil, runs until they are done (it must return once stop is
-// closed). It returns how each fail ended.
-func raceFails(ctx context.Context, c *cli, ids []string, attempts int, row func(w, k int) string, other func(stop <-chan struct{})) []failOutcome {
+// closed). An issue's fails stop early once until, if not nil, is closed.
+// It returns how each fail ended.
+func raceFails(ctx context.Context, c *cli, ids []string, attempts int, row func(w, k int) string, other func(stop <-chan struct{}), until <-chan struct{}) []failOutcome {
 	for w := range ids {
 		for k := 1; k <= attempts; k++ {
 			c.write(fmt.Sprintf("out-%d-%d.txt", w, k), row(w, k)+"\n")
@@ -116,6 +117,11 @@ func raceFails(ctx context.Context, c *cli, ids []string, attempts int, row func
 			defer wg.Done()
 			<-ready
 			for k := 1; k <= attempts; k++ {
+				select {
+				case <-until: // a nil until is never ready
+					return
+				default:
+				}
 				r, err := c.try(ctx, nil, "fail", id, "--output", c.path(fmt.Sprintf("out-%d-%d.txt", w, k)))
 				mu.Lock()
 				outcomes = append(outcomes, failOutcome{w, k, row(w, k), r, err})
@@ -315,18 +321,13 @@ func TestProcessFailRacesInPlaceSaves(t *testing.T) {
 	c, ids := cliWithNotes(t, ctx, 4)
 	ed := &saver{t: t, path: filepath.Join(c.dir(), issuequeue.QueueFile), notes: notesLine, lostRows: map[string]bool{}}
 	saves := *inPlaceSaves
-	for w := range ids {
-		for k := 1; k <= saves; k++ {
-			c.write(fmt.Sprintf("out-%d-%d.txt", w, k), failRow(w, k)+"\n")
-		}
-	}
 	// The editor saves every few milliseconds until it has saved enough
 	// times; meanwhile each issue's fails run one after another.
 	editorDone := make(chan struct{})
-	start := time.Now()
 	var editing time.Duration
-	go func() {
+	editor := func(<-chan struct{}) {
 		defer close(editorDone)
+		start := time.Now()
 		defer func() { editing = time.Since(start) }()
 		tick := time.NewTicker(*inPlaceEvery)
 		defer tick.Stop()
@@ -341,29 +342,8 @@ func TestProcessFailRacesInPlaceSaves(t *testing.T) {
 				return
 			}
 		}
-	}()
-	var mu sync.Mutex
-	var outcomes []failOutcome
-	var wg sync.WaitGroup
-	for w, id := range ids {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for k := 1; k <= saves; k++ {
-				select {
-				case <-editorDone:
-					return
-				default:
-				}
-				r, err := c.try(ctx, nil, "fail", id, "--output", c.path(fmt.Sprintf("out-%d-%d.txt", w, k)))
-				mu.Lock()
-				outcomes = append(outcomes, failOutcome{w, k, failRow(w, k), r, err})
-				mu.Unlock()
-			}
-		}()
 	}
-	wg.Wait()
-	<-editorDone
+	outcomes := raceFails(ctx, c, ids, saves, failRow, editor, editorDone)
 
 	final := c.read(".orchestrator/issue_queue.md")
 	present := rowsOf(final)

@@ -31,7 +31,7 @@ func TestProcessEightWriters(t *testing.T) {
 	}
 
 	start := time.Now()
-	outcomes := raceFails(ctx, c, ids, attempts, output, nil)
+	outcomes := raceFails(ctx, c, ids, attempts, output, nil, nil)
 	elapsed := time.Since(start)
 	for _, o := range outcomes {
 		r, repeat := o.res, 2-o.k%2
