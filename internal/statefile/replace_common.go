@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -115,4 +116,14 @@ func randomHex() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
 	return hex.EncodeToString(b[:])
+}
+
+// splitPath returns the directory (".", not "", for a bare name) and the
+// name of path.
+func splitPath(path string) (dir, name string) {
+	dir, name = filepath.Split(path)
+	if dir == "" {
+		dir = "."
+	}
+	return dir, name
 }

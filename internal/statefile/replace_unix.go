@@ -129,10 +129,7 @@ func (h *seams) replaceWith(path string, orig, next []byte, rebase func(current 
 		pre.Discard()
 		return nil
 	}
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+	dir, name := splitPath(path)
 	d, err := os.Open(dir)
 	if err != nil {
 		pre.Discard()
@@ -183,18 +180,12 @@ type replacer struct {
 // pre, if not nil, is want written ahead (see Prepare): it is put in place
 // or removed.
 func (r *replacer) attempt(base, want []byte, pre *Prepared) (changed bool, cur []byte, err error) {
-	tmp, f, mode := "", (*os.File)(nil), os.FileMode(0)
-	if pre != nil {
-		tmp, f, mode = pre.tmp, pre.f, pre.mode
-	} else {
-		var owner *syscall.Stat_t
-		if mode, owner, err = r.targetMode(); err != nil {
-			return false, nil, err
-		}
-		if tmp, f, err = r.writeTemp(want, mode, owner); err != nil {
+	if pre == nil {
+		if pre, err = r.prepare(want); err != nil {
 			return false, nil, err
 		}
 	}
+	tmp, f, mode := pre.tmp, pre.f, pre.mode
 	tmpPath := filepath.Join(r.dir, tmp)
 	keep := false
 	defer func() {
@@ -285,7 +276,6 @@ func (r *replacer) attempt(base, want []byte, pre *Prepared) (changed bool, cur 
 // removes it; one never handed to it must be discarded.
 type Prepared struct {
 	path string
-	dir  string
 	data []byte
 	tmp  string // the temporary file's name, beside path
 	f    *os.File
@@ -295,20 +285,24 @@ type Prepared struct {
 // Prepare writes next for the file at path, as Replace would first write
 // it, and returns it for ReplaceWith. The caller holds the write lock.
 func Prepare(path string, next []byte) (*Prepared, error) {
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+	dir, name := splitPath(path)
 	r := &replacer{seams: new(seams), path: path, dir: dir, name: name}
+	return r.prepare(next)
+}
+
+// prepare writes data to a temporary file beside r's file, synced, with
+// the mode and owner the new file takes: the first step of every attempt,
+// and all of Prepare.
+func (r *replacer) prepare(data []byte) (*Prepared, error) {
 	mode, owner, err := r.targetMode()
 	if err != nil {
 		return nil, err
 	}
-	tmp, f, err := r.writeTemp(next, mode, owner)
+	tmp, f, err := r.writeTemp(data, mode, owner)
 	if err != nil {
 		return nil, err
 	}
-	return &Prepared{path: path, dir: dir, data: next, tmp: tmp, f: f, mode: mode}, nil
+	return &Prepared{path: r.path, data: data, tmp: tmp, f: f, mode: mode}, nil
 }
 
 // holds reports whether p was prepared for path with next itself (the
@@ -324,7 +318,7 @@ func (p *Prepared) Discard() {
 		return
 	}
 	p.f.Close()
-	os.Remove(filepath.Join(p.dir, p.tmp))
+	os.Remove(p.f.Name())
 }
 
 // targetMode returns the mode and owner the new file takes: the current

@@ -66,10 +66,7 @@ func WriteNew(path string, data []byte) error {
 // content to re-apply the change; without rebase, or if the file keeps
 // changing, nothing is written and the error wraps ErrChanged.
 func Replace(path string, orig, next []byte, rebase func(current []byte) ([]byte, error)) error {
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
+	dir, name := splitPath(path)
 	for range maxRebases {
 		cur, err := ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
