@@ -160,11 +160,11 @@ func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]
 				d.setListField(f, e.value, add)
 				continue
 			}
-			if at, prefix, sep, ok := d.listTemplate(r); ok && !r.hasTable {
-				add(at, at, "\n"+prefix+listValue(e.name)+sep+listValue(e.value))
-				continue
-			}
 			if !r.hasTable {
+				if at, prefix, sep, ok := d.listTemplate(r); ok {
+					add(at, at, "\n"+prefix+listValue(e.name)+sep+listValue(e.value))
+					continue
+				}
 				b := newTables[r]
 				if b == nil {
 					b = &strings.Builder{}
