@@ -32,10 +32,11 @@ const (
 // settler is the waiting budget of one command.
 type settler struct {
 	deadline time.Time
+	keep     int // how many saves into a just replaced file a change puts back (maxKept)
 }
 
 func newSettler() *settler {
-	return &settler{deadline: time.Now().Add(SettleTime)}
+	return &settler{deadline: time.Now().Add(SettleTime), keep: maxKept}
 }
 
 // stamp identifies a version of a file without reading it.
@@ -298,8 +299,26 @@ func (s *settler) replace(ctx context.Context, path string, orig, next []byte, r
 }
 
 // maxKept bounds how many saves into a just replaced file one change
-// keeps, one after another.
+// puts back, one after another; a save after that is set aside.
 const maxKept = 100
+
+// SetAsideError reports a save that went into the file a change replaced
+// and could not be put back in its place: the change is in File, and
+// what the save wrote is kept in Saved, for a person to merge. Cut, if
+// not nil, says why the save may not be whole: it had not ended when the
+// command could wait no longer.
+type SetAsideError struct {
+	File, Saved string
+	Cut         error
+}
+
+func (e *SetAsideError) Error() string {
+	kept := "kept"
+	if e.Cut != nil {
+		kept = "kept as far as it went (" + e.Cut.Error() + ")"
+	}
+	return fmt.Sprintf("%s was saved while this command replaced it, and the save could not be merged: the change is in %s, the save is %s in %s", e.File, e.File, kept, e.Saved)
+}
 
 // replaceKeeping is statefile.Replace (rebasing with rebase, which it
 // wraps with rebaser) under a read lease on the file it replaces, where
@@ -318,6 +337,12 @@ const maxKept = 100
 // it meanwhile. A change that conflicts with such a save gives way to it:
 // the save is put back alone and the *ConflictError returned, as if the
 // save had come first.
+//
+// A save that cannot be put back (someone is saving into the new file
+// too, the new file cannot be leased, the save does not end in time, or
+// saves kept coming maxKept times) is never dropped: it is set aside, and
+// a *SetAsideError says where. Waiting for such a save may take up to
+// SettleTime past the command's budget, as a save takes milliseconds.
 //
 // pre, if not nil, is next written ahead (see writeAhead); it is put in
 // place or removed.
@@ -347,67 +372,106 @@ func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []
 		replaced = *seen
 	}
 	var conflict error
+	by := time.Now().Add(SettleTime) // the wait for saves to end
+	if s.deadline.After(by) {
+		by = s.deadline
+	}
 	for i := 0; ; i++ {
-		if !l.broken() || i == maxKept || !s.left() {
+		if !l.broken() {
 			// The replaced file is unlinked: closing its last descriptor
 			// frees its pages and blocks, which takes as long as writing
 			// a few MiB. That is done meanwhile, by another thread.
 			go l.close()
 			return conflict
 		}
-		nl, _ := lease(path) // what was just put in place, before the save goes on
+		var nl *leased // what was just put in place, leased before the save goes on
+		if i < s.keep && time.Now().Before(by) {
+			nl, _ = lease(path)
+		}
 		l.release()
-		theirs, ok := s.afterWriters(ctx, l)
+		theirs, err := s.afterWriters(ctx, l, by)
 		l.close()
-		if !ok || bytes.Equal(theirs, replaced) || nl == nil {
-			// Nothing saved into it, or no hold on the new file (someone
-			// is saving into it, or it cannot be leased): the save into
-			// the new file is the one kept.
+		if err == nil && bytes.Equal(theirs, replaced) {
 			if nl != nil {
 				nl.close()
 			}
-			return conflict
+			return conflict // nothing was saved into it
+		}
+		if err != nil || nl == nil {
+			if nl != nil {
+				nl.close()
+			}
+			return setAside(path, theirs, err, conflict)
 		}
 		cur, err := nl.read()
 		if err != nil {
 			nl.close()
-			return err
+			return setAside(path, theirs, err, conflict)
 		}
 		var want []byte
 		if i == 0 {
 			if want, conflict = rebase(theirs); conflict != nil {
 				want = theirs
 			}
-		} else if want, ok = merge3(replaced, theirs, cur); !ok {
-			want = theirs // the later save, as when two saves race
+		} else {
+			var ok bool
+			if want, ok = merge3(replaced, theirs, cur); !ok {
+				want = theirs // the later save, as when two saves race
+			}
 		}
-		err = statefile.Replace(path, cur, want, nil)
-		if err != nil {
+		if err := statefile.Replace(path, cur, want, nil); err != nil {
 			nl.close()
-			return err
+			return setAside(path, theirs, err, conflict)
 		}
 		l, replaced = nl, cur
 	}
 }
 
-// afterWriters waits, within the command's budget, until no process has
-// the leased file open for writing, and returns what it holds then.
-func (s *settler) afterWriters(ctx context.Context, l *leased) ([]byte, bool) {
+// setAside keeps theirs, a save that went into a replaced file and
+// could not be put back (why: its error, if any), beside path, and returns
+// the *SetAsideError that says where, or conflict if theirs is nil: the
+// save could not be read at all.
+func setAside(path string, theirs []byte, why, conflict error) error {
+	if theirs == nil {
+		if why == nil {
+			return conflict
+		}
+		return fmt.Errorf("%s was saved while this command replaced it, and the save could not be read: %w", path, why)
+	}
+	saved, err := statefile.SetAside(path, theirs)
+	if err != nil {
+		return fmt.Errorf("%s was saved while this command replaced it, and the save could not be kept: %w", path, err)
+	}
+	var cut error
+	if errors.Is(why, errUnended) {
+		cut = why
+	}
+	return &SetAsideError{File: path, Saved: saved, Cut: cut}
+}
+
+// errUnended reports a save that had not ended when it was read.
+var errUnended = errors.New("the save had not ended")
+
+// afterWriters waits until no process has the leased file open for
+// writing, or until by or the end of ctx, and returns what it holds then:
+// a save that has not ended is read as far as it went, with an error that
+// says it had not ended.
+func (s *settler) afterWriters(ctx context.Context, l *leased, by time.Time) ([]byte, error) {
 	for poll := time.Millisecond; ; poll = min(2*poll, settlePoll) {
 		if l.again() {
 			b, err := l.read()
 			l.release()
-			return b, err == nil
+			return b, err
 		}
-		left := time.Until(s.deadline)
-		if left <= 0 {
-			return nil, false
+		left := time.Until(by)
+		if left <= 0 || ctx.Err() != nil {
+			b, _ := l.read()
+			return b, errUnended
 		}
 		t := time.NewTimer(min(poll, left))
 		select {
 		case <-ctx.Done():
 			t.Stop()
-			return nil, false
 		case <-t.C:
 		}
 	}

@@ -112,6 +112,23 @@ func tempTarget(name string) (string, bool) {
 	return name[1:i], true
 }
 
+// savedName returns a new name beside path for a save that could not be
+// put in place: "<name>.saved-<hex>", which Cleanup leaves alone.
+func savedName(path string) string { return path + ".saved-" + randomHex() }
+
+// SetAside writes data, durably, to a new file beside path named as
+// savedName says, and returns its name: it keeps someone's save that
+// could not be put in place, for a person to merge by hand.
+func SetAside(path string, data []byte) (string, error) {
+	saved := savedName(path)
+	err := WriteNew(saved, data)
+	if errors.Is(err, os.ErrExist) { // 64 random bits taken: someone made the name
+		saved = savedName(path)
+		err = WriteNew(saved, data)
+	}
+	return saved, err
+}
+
 func randomHex() string {
 	var b [8]byte
 	_, _ = rand.Read(b[:]) // never fails (crypto/rand)

@@ -417,7 +417,7 @@ func (r *replacer) compareDisplaced(tmpPath string, checked os.FileInfo, base []
 // preserve gives a temporary file that holds someone's save a visible name
 // that Cleanup leaves alone, and returns its path.
 func (r *replacer) preserve(tmp string) string {
-	saved := filepath.Join(r.dir, r.name+".saved-"+randomHex())
+	saved := savedName(filepath.Join(r.dir, r.name))
 	if err := os.Rename(filepath.Join(r.dir, tmp), saved); err != nil {
 		return filepath.Join(r.dir, tmp)
 	}
