@@ -55,30 +55,32 @@ func logIntent(lines []LogLine) []intentLog {
 }
 
 // AppendLog appends lines to their logs, creating them and their
-// directories if needed, never through a link. Each line is one write to a
-// file opened for appending, so concurrent writers do not interleave
-// within a line; a log is opened once for all its lines.
+// directories if needed, never through a link. The lines of one log are
+// one write to the file opened for appending, so concurrent writers do not
+// interleave within them.
 func AppendLog(lines ...LogLine) error {
-	open := map[string]*os.File{}
-	var err error
+	var paths []string
+	text := map[string][]byte{}
 	for _, l := range lines {
-		f := open[l.Path]
-		if f == nil {
-			if f, err = openLog(l.Path); err != nil {
-				break
-			}
-			open[l.Path] = f
+		if _, ok := text[l.Path]; !ok {
+			paths = append(paths, l.Path)
 		}
-		if _, err = f.Write(l.Line); err != nil {
-			break
-		}
+		text[l.Path] = append(text[l.Path], l.Line...)
 	}
-	for _, f := range open {
+	for _, path := range paths {
+		f, err := openLog(path)
+		if err != nil {
+			return err
+		}
+		_, err = f.Write(text[path])
 		if cerr := f.Close(); err == nil {
 			err = cerr
 		}
+		if err != nil {
+			return err
+		}
 	}
-	return err
+	return nil
 }
 
 // openLog opens the log at path for appending, creating it and its
