@@ -32,7 +32,7 @@ func lease(path string) (*leased, error) {
 	if err != nil {
 		return nil, nil
 	}
-	if _, err := fcntlInt(f, unix.F_SETLEASE, unix.F_RDLCK); err != nil {
+	if err := takeLease(f); err != nil {
 		f.Close()
 		if errors.Is(err, unix.EAGAIN) {
 			return nil, errWriting
@@ -40,6 +40,23 @@ func lease(path string) (*leased, error) {
 		return nil, nil
 	}
 	return &leased{f: f}, nil
+}
+
+// takeLease takes a read lease on f.
+func takeLease(f *os.File) error {
+	_, err := fcntlInt(f, unix.F_SETLEASE, unix.F_RDLCK)
+	return err
+}
+
+// readLeased reads the file f, open for reading, from its start, under a
+// read lease where one can be taken (not while a process has it open for
+// writing: then it is read as it is).
+func readLeased(f *os.File) ([]byte, error) {
+	l := &leased{f: f}
+	if takeLease(f) == nil {
+		defer l.release()
+	}
+	return l.read()
 }
 
 func fcntlInt(f *os.File, cmd, arg int) (int, error) {
@@ -98,7 +115,4 @@ func (l *leased) size() (int64, error) {
 
 // again takes the lease again; false while a process has the file open
 // for writing.
-func (l *leased) again() bool {
-	_, err := fcntlInt(l.f, unix.F_SETLEASE, unix.F_RDLCK)
-	return err == nil
-}
+func (l *leased) again() bool { return takeLease(l.f) == nil }

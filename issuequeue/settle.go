@@ -226,24 +226,15 @@ func midSave(err error) bool {
 // taken, the file is read under it, so that no save in place can begin
 // while it is read.
 func readSettled(path string) ([]byte, error) {
-	if err := statefile.Check(path); err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return nil, nil
-		}
-		return nil, err
-	}
-	if l, _ := lease(path); l != nil {
-		b, err := l.read()
-		l.close()
-		if err == nil {
-			return b, nil
-		}
-	}
-	b, err := statefile.ReadFile(path)
+	f, err := statefile.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, nil
 	}
-	return b, err
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return readLeased(f)
 }
 
 // rebaser returns rebase for statefile.Replace: it notes in seen what the

@@ -73,6 +73,15 @@ func ReadFile(path string) ([]byte, error) {
 	return data, nil
 }
 
+// Open opens the state file at path for reading, refusing it as ReadFile
+// and Replace refuse it (a symbolic link, a hard-linked or a non-regular
+// file: an *UnsafeFileError); what it checked is the file it opened. A
+// missing file yields an error satisfying errors.Is(err, fs.ErrNotExist).
+func Open(path string) (*os.File, error) {
+	f, _, err := openSafe(path)
+	return f, err
+}
+
 // Check refuses the file at path as ReadFile and Replace refuse it (a
 // symbolic link, a hard-linked or a non-regular file: an *UnsafeFileError)
 // without reading it. A missing file yields an error satisfying

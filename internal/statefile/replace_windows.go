@@ -30,6 +30,15 @@ func ReadFile(path string) ([]byte, error) {
 	return b, err
 }
 
+// Open opens the state file at path for reading, refusing it as ReadFile
+// refuses it.
+func Open(path string) (*os.File, error) {
+	if err := safeWindows(path); err != nil {
+		return nil, err
+	}
+	return os.Open(path)
+}
+
 // Check refuses the file at path as ReadFile and Replace refuse it,
 // without reading it.
 func Check(path string) error { return safeWindows(path) }
