@@ -2,7 +2,6 @@ package signature
 
 import (
 	"bytes"
-	"path/filepath"
 	"testing"
 )
 
@@ -78,15 +77,7 @@ func TestReplaceCachesOnePass(t *testing.T) {
 		check([]byte(l))
 	}
 	for _, set := range corpusSets {
-		paths, err := filepath.Glob(filepath.Join("testdata", "corpus", set, "*.txtar.gz"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, path := range paths {
-			p, err := readCorpusArchive(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, p := range readCorpus(t, set) {
 			for _, b := range p.bugs {
 				for _, out := range b.out {
 					for _, line := range bytes.Split(out, []byte("\n")) {

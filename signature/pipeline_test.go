@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"io"
 	"math/rand/v2"
-	"path/filepath"
-	"sort"
 	"testing"
 
 	"github.com/autoretry/orchestrator/signature/internal/testoutput"
@@ -50,16 +48,7 @@ func TestPipelineSameAsLineByLine(t *testing.T) {
 	}
 	inputs := []input{{"generated", "/home/ci/src/app", gen.Bytes()}, {"long lines", "/home/ci/src/app", long.Bytes()}}
 	for _, set := range corpusSets {
-		paths, err := filepath.Glob(filepath.Join("testdata", "corpus", set, "*.txtar.gz"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		sort.Strings(paths)
-		for _, path := range paths {
-			p, err := readCorpusArchive(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, p := range readCorpus(t, set) {
 			for _, b := range p.bugs {
 				for _, run := range corpusRuns {
 					if out, ok := b.out[run]; ok {

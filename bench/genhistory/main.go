@@ -23,7 +23,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -58,16 +57,9 @@ func main() {
 }
 
 func run(dir string, days, ledgerDays int, end time.Time, rotate bool) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
 	// Ten issues: fewer than the first one the queue generator makes
 	// retryable, so a run on this queue does one trivial loop.
-	q := queuegen.Generate(queuegen.Options{Issues: 10, Seed: 1})
-	if err := os.WriteFile(filepath.Join(dir, "issue_queue.md"), q.Queue, 0o644); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "session_state.md"), q.State, 0o644); err != nil {
+	if err := queuegen.Generate(queuegen.Options{Issues: 10, Seed: 1}).Write(dir); err != nil {
 		return err
 	}
 	log := orchestrator.EventLog{Dir: dir}

@@ -19,7 +19,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"path/filepath"
 
 	"github.com/autoretry/orchestrator/internal/queuegen"
 )
@@ -48,13 +47,7 @@ func run(n int, seed uint64, dir string) error {
 		}
 		return w.Flush()
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "issue_queue.md"), r.Queue, 0o644); err != nil {
-		return err
-	}
-	if err := os.WriteFile(filepath.Join(dir, "session_state.md"), r.State, 0o644); err != nil {
+	if err := r.Write(dir); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "%s: %d issues, %d bytes (%.2f MiB); check retries %d and escalates %d\n",

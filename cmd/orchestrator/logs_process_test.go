@@ -4,7 +4,6 @@ package main
 
 import (
 	"bufio"
-	"context"
 	"os"
 	"strings"
 	"testing"
@@ -15,10 +14,9 @@ import (
 // 2 seconds, and ends by itself when the loop ends; logs then prints the
 // loop's whole output, and --loop N a past loop's.
 func TestProcessLogsFollow(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
+	ctx := testContext(t, 2*time.Minute)
 	c := newCLI(t)
-	c.setup(ctx, "[loop]\ncommand = \"echo first; cat step1 >/dev/null; echo second; cat step2 >/dev/null; echo done\"\n", "# Issue Queue\n")
+	c.setup(ctx, "[loop]\ncommand = \"echo first; cat step1 >/dev/null; echo second; cat step2 >/dev/null; echo done\"\n", emptyQueue)
 	c.fifo("step1")
 	c.fifo("step2")
 	run := c.command(ctx, nil, "run")

@@ -46,27 +46,7 @@ func TestProcessFailRacesEditorSaves(t *testing.T) {
 	outcomes := raceFails(ctx, c, ids, attempts, failRow, func(stop <-chan struct{}) { ed.run(ctx, stop) }, nil)
 
 	final := c.read(".orchestrator/issue_queue.md")
-	present := rowsOf(final)
-	lost := 0
-	for _, o := range outcomes {
-		switch {
-		case o.err != nil:
-			t.Error(o.err)
-			lost++
-		case o.res.code != 0:
-			t.Errorf("%q: fail: exit %d after %v, want 0: the failure is lost\n%s", o.row, o.res.code, o.res.wall, o.res.stderr)
-			lost++
-		case present[o.row] == 0 && !ed.lostRows[o.row]:
-			t.Errorf("%q: fail reported success, but its row is not in the queue", o.row)
-			lost++
-		case present[o.row] > 1:
-			t.Errorf("%q: the row is in the queue %d times", o.row, present[o.row])
-		}
-		delete(present, o.row)
-	}
-	for row := range present {
-		t.Errorf("the queue holds a row no fail reported: %q", row)
-	}
+	refused, lost := checkFailRows(t, outcomes, final, ed.lostRows)
 	words := notesWords(final, notesLine)
 	dropped := 0
 	for _, w := range ed.saved {
@@ -76,8 +56,8 @@ func TestProcessFailRacesEditorSaves(t *testing.T) {
 		}
 	}
 	c.lint(ctx)
-	t.Logf("%d fails, %d lost; %d editor saves (rename over %d, rename away %d, in place %d; %d in the middle of a fail's write), %d words dropped, %d saves into a file a fail had just replaced; %d vim-style saves displaced a fail's commit (%d rows)",
-		len(outcomes), lost, len(ed.saved)+len(ed.orphaned), ed.styles[0], ed.styles[1], ed.styles[2], ed.duringWrite, dropped, len(ed.orphaned), ed.clobbers, len(ed.lostRows))
+	t.Logf("%d fails, %d refused, %d rows lost or doubled; %d editor saves (rename over %d, rename away %d, in place %d; %d in the middle of a fail's write), %d words dropped, %d saves into a file a fail had just replaced; %d vim-style saves displaced a fail's commit (%d rows)",
+		len(outcomes), refused, lost, len(ed.saved)+len(ed.orphaned), ed.styles[0], ed.styles[1], ed.styles[2], ed.duringWrite, dropped, len(ed.orphaned), ed.clobbers, len(ed.lostRows))
 	for i, n := range ed.styles {
 		if n == 0 {
 			t.Errorf("the editor never saved in style %d while a fail held the write lock", i)
@@ -92,6 +72,37 @@ type failOutcome struct {
 	row  string
 	res  result
 	err  error
+}
+
+// checkFailRows checks the fails of a race against final, the queue once
+// it is over: every fail succeeded, its row is in final once, and final
+// holds no row that no fail reported. A row in lostRows, which an editor's
+// save threw away, may be missing. It returns how many fails were refused
+// and how many rows are missing or doubled.
+func checkFailRows(t *testing.T, outcomes []failOutcome, final []byte, lostRows map[string]bool) (refused, lost int) {
+	t.Helper()
+	present := rowsOf(final)
+	for _, o := range outcomes {
+		switch {
+		case o.err != nil:
+			t.Error(o.err)
+			refused++
+		case o.res.code != 0:
+			t.Errorf("%q: fail: exit %d after %v, want 0: the failure is lost\n%s", o.row, o.res.code, o.res.wall, o.res.stderr)
+			refused++
+		case present[o.row] == 0 && !lostRows[o.row]:
+			t.Errorf("%q: fail reported success, but its row is not in the queue", o.row)
+			lost++
+		case present[o.row] > 1:
+			t.Errorf("%q: fail reported success, and the row is in the queue %d times", o.row, present[o.row])
+			lost++
+		}
+		delete(present, o.row)
+	}
+	for row := range present {
+		t.Errorf("the queue holds a row no fail reported: %q", row)
+	}
+	return refused, lost
 }
 
 func failRow(w, k int) string { return fmt.Sprintf("FAIL: writer %d attempt %d", w, k) }
@@ -346,25 +357,8 @@ func TestProcessFailRacesInPlaceSaves(t *testing.T) {
 	outcomes := raceFails(ctx, c, ids, saves, failRow, editor, editorDone)
 
 	final := c.read(".orchestrator/issue_queue.md")
-	present := rowsOf(final)
-	refused, lost := 0, 0
-	for _, o := range outcomes {
-		switch {
-		case o.err != nil:
-			t.Error(o.err)
-			refused++
-		case o.res.code != 0:
-			t.Errorf("%q: fail: exit %d after %v, want 0\n%s", o.row, o.res.code, o.res.wall, o.res.stderr)
-			refused++
-		case present[o.row] != 1:
-			t.Errorf("%q: fail reported success, and the row is in the queue %d times", o.row, present[o.row])
-			lost++
-		}
-		delete(present, o.row)
-	}
-	for row := range present {
-		t.Errorf("the queue holds a row no fail reported: %q", row)
-	}
+	// In-place saves overwrite no commit: every row must be there.
+	refused, lost := checkFailRows(t, outcomes, final, nil)
 	words := notesWords(final, notesLine)
 	dropped := 0
 	for _, w := range append(slices.Clip(ed.saved), ed.orphaned...) {

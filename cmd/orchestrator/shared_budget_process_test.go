@@ -4,7 +4,6 @@ package main
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -59,8 +58,7 @@ func sharedLines(t *testing.T, dir string) map[string]int {
 // every run after the shared budget is spent exits 3 naming it and the
 // directory, and runs no loop.
 func TestProcessSharedBudgetDay(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
+	ctx := testContext(t, 4*time.Minute)
 	shared := filepath.Join(t.TempDir(), "team-budget")
 	base := fmt.Sprintf("[loop]\ncommand = \"echo working\"\n[shared_budget]\ndir = %q\nloops_per_day = 100\n", shared)
 	var repos []*cli
@@ -132,8 +130,7 @@ func TestProcessSharedBudgetDay(t *testing.T) {
 // ledger counts exactly the loops their own event logs record, with no
 // torn or interleaved line.
 func TestProcessSharedBudgetConcurrent(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
-	defer cancel()
+	ctx := testContext(t, 4*time.Minute)
 	shared := filepath.Join(t.TempDir(), "team-budget")
 	cfg := fmt.Sprintf(`[loop]
 command = "echo working"

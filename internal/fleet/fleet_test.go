@@ -53,9 +53,9 @@ func fleetDirs(tb testing.TB, n, issues int, now time.Time) (names, dirs []strin
 		if err := os.MkdirAll(filepath.Join(d, "logs"), 0o755); err != nil {
 			tb.Fatal(err)
 		}
-		g := queuegen.Generate(queuegen.Options{Issues: issues, Seed: uint64(i)})
-		os.WriteFile(filepath.Join(d, "issue_queue.md"), g.Queue, 0o644)
-		os.WriteFile(filepath.Join(d, "session_state.md"), g.State, 0o644)
+		if err := queuegen.Generate(queuegen.Options{Issues: issues, Seed: uint64(i)}).Write(d); err != nil {
+			tb.Fatal(err)
+		}
 		var b strings.Builder
 		for k := 144; k > 0; k-- {
 			at := now.Add(-time.Duration(k) * 10 * time.Minute).Format(time.RFC3339)

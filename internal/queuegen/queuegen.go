@@ -18,6 +18,8 @@ import (
 	"bytes"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -53,6 +55,18 @@ type Result struct {
 	// Exhausted lists the pending Auto-Retry issues whose Retry-Count has
 	// reached Max-Retries: the check escalates them.
 	Exhausted []string
+}
+
+// Write puts Queue and State in dir as issue_queue.md and
+// session_state.md, making dir if it is missing.
+func (r Result) Write(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(dir, issuequeue.QueueFile), r.Queue, 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, issuequeue.StateFile), r.State, 0o644)
 }
 
 // Generate returns a state directory with o.Issues issues.

@@ -2,6 +2,8 @@ package queuegen
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -139,5 +141,22 @@ func TestGenerateIsDeterministic(t *testing.T) {
 	}
 	if c := Generate(Options{Issues: 500, Seed: 2}); bytes.Equal(a.Queue, c.Queue) {
 		t.Error("another seed gave the same queue")
+	}
+}
+
+func TestWrite(t *testing.T) {
+	r := Generate(Options{Issues: 50, Seed: 1})
+	dir := filepath.Join(t.TempDir(), "new", ".orchestrator")
+	if err := r.Write(dir); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string][]byte{"issue_queue.md": r.Queue, "session_state.md": r.State} {
+		got, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s is not what Generate made", name)
+		}
 	}
 }

@@ -94,8 +94,11 @@ shift_lines() {
 	mv "$1.shift" "$1"
 }
 
-# The bugs of the project being captured: parallel arrays.
-bug_names=() bug_files=() bug_modes=() bug_pats=() bug_texts=() bug_cmds=()
+# The bugs of the project being captured are parallel arrays, which main
+# empties before each project.
+forget_bugs() {
+	bug_names=() bug_files=() bug_modes=() bug_pats=() bug_texts=() bug_cmds=()
+}
 
 # bug NAME FILE MODE PATTERN TEXT [CMD] declares one bug (see mutate); CMD
 # overrides the project's test command for it.
@@ -135,7 +138,6 @@ capture() {
 			cp "$stage/orig" "$one/${bug_files[$i]}"
 		done
 		say "$proj: ${#bug_names[@]} bugs apply"
-		bug_names=() bug_files=() bug_modes=() bug_pats=() bug_texts=() bug_cmds=()
 		return
 	fi
 	cp -a "$one/." "$two/"
@@ -167,7 +169,6 @@ capture() {
 		echo "$one" >"$d/s.root"
 	done
 	write_archive "$set" "$lang-$name" "$stage"
-	bug_names=() bug_files=() bug_modes=() bug_pats=() bug_texts=() bug_cmds=()
 }
 
 # write_archive SET ARCHIVE STAGE writes OUT/SET/ARCHIVE.txtar.gz.
@@ -909,6 +910,7 @@ main() {
 	for proj in "$@"; do
 		declare -F "proj_$proj" >/dev/null || die "unknown project $proj (known: ${all_projects[*]})"
 		bugname=
+		forget_bugs
 		"proj_$proj"
 		capture "${set_of[$proj]}" "${proj%%_*}" "${proj#*_}"
 	done
