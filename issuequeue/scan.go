@@ -88,23 +88,10 @@ func issueHeadingLike(l []byte) bool {
 }
 
 func splitLines(src []byte) []int {
-	n := bytes.Count(src, []byte{'\n'})
-	lines := make([]int, 0, n+2)
-	lines = append(lines, 0)
-	for i := 0; i < len(src); {
-		j := bytes.IndexByte(src[i:], '\n')
-		if j < 0 {
-			break
-		}
-		i += j + 1
-		if i < len(src) {
-			lines = append(lines, i)
-		}
-	}
 	if len(src) == 0 {
 		return []int{0, 0}
 	}
-	return append(lines, len(src))
+	return append(lineOffsets(src, 0, 1), len(src))
 }
 
 // utf8BOM is the byte-order mark some editors put at the start of a file.
@@ -147,25 +134,175 @@ func (s *scan) lineEnd(i int) int {
 	return s.lineStart(i) + len(s.lineText(i))
 }
 
-// scanBlocks runs the scanner over src.
+// scanBlocks runs the scanner over src. A file of splitFrom bytes or more
+// is scanned in two halves at once (see scanSplit).
 func scanBlocks(src []byte) *scan {
-	s := &scan{src: src, lines: splitLines(src)}
+	if len(src) >= splitFrom {
+		return scanSplit(src, len(src)/2)
+	}
+	return scanOnePass(src, splitLines(src))
+}
+
+// scanOnePass scans src, split into lines, in one pass.
+func scanOnePass(src []byte, lines []int) *scan {
+	s := newScan(src, lines)
+	s.blocks(0, s.nLines())
+	s.atxTitles()
+	return s
+}
+
+// splitFrom is the size from which a file is scanned in two halves at
+// once: a queue of ten thousand issues is about 7 MiB.
+const splitFrom = 1 << 20
+
+func newScan(src []byte, lines []int) *scan {
+	s := &scan{src: src, lines: lines}
 	if bytes.HasPrefix(src, []byte(utf8BOM)) {
 		s.bom = len(utf8BOM)
 	}
-	// Size the lists in one go: headings mostly start a line with #, and
-	// paragraphs mostly end at an empty line.
-	hashes, empty := 1, 1
-	for i := 0; i+1 < len(s.lines); i++ {
-		switch a := s.lines[i]; {
-		case s.lines[i+1]-a <= 2:
+	return s
+}
+
+// scanSplit scans src in two halves at once, split at the first line at
+// or after offset mid that is an ATX heading starting in the first column
+// (the seam). Such a line ends any paragraph, list or block quote, so the
+// scan from it on, started afresh, is the scan of the whole file from it
+// on, unless the first half leaves a code fence or HTML block open at the
+// seam, or goldmark reads a list or block quote as reaching over it, or
+// the halves read more link definitions than one file may: then the file
+// is scanned again in one pass. The result is the one-pass scan's, exactly.
+func scanSplit(src []byte, mid int) *scan {
+	cut := seamAfter(src, mid)
+	if cut < 0 {
+		return scanOnePass(src, splitLines(src))
+	}
+	var (
+		tail            []int
+		hashesA, emptyA int
+		hashesB, emptyB int
+	)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tail = lineOffsets(src[cut:], cut, 0)
+		hashesB, emptyB = blockCounts(src, tail, len(src))
+	}()
+	head := lineOffsets(src[:cut], 0, 0)
+	hashesA, emptyA = blockCounts(src, head, cut)
+	<-done
+	lines := make([]int, 0, len(head)+len(tail)+1)
+	lines = append(append(append(lines, head...), tail...), len(src))
+
+	seam := len(head)
+	a, b := newScan(src, lines), newScan(src, lines)
+	// The first half's lists have room for the second's, which are
+	// appended to them.
+	a.headings, a.paras = make([]heading, 0, hashesA+hashesB), make([]para, 0, emptyA+emptyB)
+	b.headings, b.paras = make([]heading, 0, hashesB), make([]para, 0, emptyB)
+	done = make(chan struct{})
+	go func() {
+		defer close(done)
+		b.blocks(seam, b.nLines())
+	}()
+	ok := a.blocks(0, seam)
+	<-done
+	if !ok || a.defsRead+b.defsRead > maxDefsFile {
+		return scanOnePass(src, lines)
+	}
+	a.headings = append(a.headings, b.headings...)
+	a.paras = append(a.paras, b.paras...)
+	a.lists = append(a.lists, b.lists...)
+	a.hidden = append(a.hidden, b.hidden...)
+	a.ambiguous = append(a.ambiguous, b.ambiguous...)
+	a.tooDeep = append(a.tooDeep, b.tooDeep...)
+	a.tooLong = append(a.tooLong, b.tooLong...)
+	a.unclosed = b.unclosed
+	a.work += b.work
+	if b.spentLine > 0 { // the second half's lines are all after line 0
+		a.spentLine = b.spentLine
+	}
+	a.defsRead += b.defsRead
+	if a.md == nil {
+		a.md = b.md
+	}
+	a.atxTitles()
+	return a
+}
+
+// seamAfter returns the offset of the first line starting at or after off
+// that is an ATX heading beginning in the first column, or -1.
+func seamAfter(src []byte, off int) int {
+	for off < len(src) {
+		i := bytes.Index(src[off:], []byte("\n#"))
+		if i < 0 {
+			return -1
+		}
+		start := off + i + 1
+		line := src[start:]
+		if j := bytes.IndexByte(line, '\n'); j >= 0 {
+			line = line[:j]
+		}
+		line = bytes.TrimSuffix(line, []byte("\r"))
+		if _, _, ok := atxHeading(line); ok {
+			return start
+		}
+		off = start
+	}
+	return -1
+}
+
+// lineOffsets returns the offsets, plus base, at which the lines of src
+// start: splitLines without the sentinel, with room for extra more.
+func lineOffsets(src []byte, base, extra int) []int {
+	lines := make([]int, 0, bytes.Count(src, []byte{'\n'})+1+extra)
+	lines = append(lines, base)
+	for i := 0; i < len(src); {
+		j := bytes.IndexByte(src[i:], '\n')
+		if j < 0 {
+			break
+		}
+		i += j + 1
+		if i < len(src) {
+			lines = append(lines, base+i)
+		}
+	}
+	return lines
+}
+
+// blockCounts returns how many headings and paragraphs the lines of src
+// starting at lines, the last ending at end, may hold, to size their lists
+// in one go: headings mostly start a line with #, and paragraphs mostly end
+// at an empty line.
+func blockCounts(src []byte, lines []int, end int) (hashes, empty int) {
+	hashes, empty = 1, 1
+	for i, a := range lines {
+		next := end
+		if i+1 < len(lines) {
+			next = lines[i+1]
+		}
+		switch {
+		case next-a <= 2:
 			empty++
 		case src[a] == '#':
 			hashes++
 		}
 	}
-	s.headings = make([]heading, 0, hashes)
-	s.paras = make([]para, 0, empty)
+	return hashes, empty
+}
+
+// blocks scans lines [from, to). At the end of the file (to is the number
+// of lines), what is left open is closed as the end of the file closes it,
+// and blocks reports true. Otherwise line to must be an ATX heading that
+// starts in the first column, which the one-pass scan would read next, and
+// blocks reports whether it reached that line in a state the heading ends:
+// not inside a code fence or HTML block, nor inside a list or block quote
+// that goldmark reads as reaching over it.
+func (s *scan) blocks(from, to int) bool {
+	if s.headings == nil { // else sized by the caller
+		hashes, empty := blockCounts(s.src, s.lines[from:to], s.lines[to])
+		s.headings = make([]heading, 0, hashes)
+		s.paras = make([]para, 0, empty)
+	}
 	const (
 		stNone = iota
 		stPara
@@ -191,7 +328,8 @@ func scanBlocks(src []byte) *scan {
 		state = stNone
 	}
 	n := s.nLines()
-	for i := 0; i < n; i++ {
+	i := from
+	for ; i < to; i++ {
 		l := s.lineText(i)
 		switch state {
 		case stFence:
@@ -301,6 +439,13 @@ func scanBlocks(src []byte) *scan {
 		state = stPara
 		cur = para{line: i, start: s.lineStart(i), hasPipe: bytes.IndexByte(l, '|') >= 0}
 	}
+	if to < n {
+		if i != to || state == stFence || state == stHTML {
+			return false
+		}
+		endPara(to)
+		return true
+	}
 	switch state {
 	case stPara:
 		endPara(n)
@@ -311,8 +456,7 @@ func scanBlocks(src []byte) *scan {
 			s.unclosed = &unclosedBlock{line: htmlLine, closer: htmlClose}
 		}
 	}
-	s.atxTitles()
-	return s
+	return true
 }
 
 // atxTitles sets the titles of the ATX headings, all held in one string:

@@ -217,17 +217,9 @@ func goldmarkHeadings(src []byte) []string {
 // markdown file under testdata, so that plain `go test` exercises it with
 // realistic files too.
 func TestScanSeedsAgree(t *testing.T) {
-	files, _ := filepath.Glob("testdata/*/*.md")
-	inputs := map[string][]byte{}
+	inputs := testdataMarkdown(t)
 	for i, s := range scanSeeds {
 		inputs[fmt.Sprintf("seed %d", i)] = []byte(s)
-	}
-	for _, name := range files {
-		b, err := os.ReadFile(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		inputs[name] = b
 	}
 	for name, src := range inputs {
 		s := scanBlocks(src)
@@ -241,4 +233,18 @@ func TestScanSeedsAgree(t *testing.T) {
 			t.Errorf("%s: list items differ\nscanner:  %s\ngoldmark: %s", name, got, want)
 		}
 	}
+}
+
+// testdataMarkdown returns every markdown file under testdata, by name.
+func testdataMarkdown(t *testing.T) map[string][]byte {
+	files, _ := filepath.Glob("testdata/*/*.md")
+	inputs := map[string][]byte{}
+	for _, name := range files {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		inputs[name] = b
+	}
+	return inputs
 }
