@@ -30,7 +30,7 @@ go build -o "$tmp/genhostile" ./bench/genhostile || exit 2
 bins=(orchestrator)
 if [ -n "${BASE:-}" ]; then
 	git worktree add -q --detach "$tmp/base" "$BASE" || exit 2
-	(cd "$tmp/base" && go build -o "$tmp/orchestrator-base" ./cmd/orchestrator) || exit 2
+	build_orchestrator "$tmp/orchestrator-base" "$tmp/base" || exit 2
 	git worktree remove --force "$tmp/base"
 	bins=(orchestrator-base orchestrator)
 fi

@@ -7,7 +7,9 @@
 #   lint, check, status: 20,000 issues / 10,000 issues          at most 2.2x
 #   status on the example (orchestrator init)                   within 10 ms
 #
-# Every command is timed as a whole process, the way cron runs it: the median
+# The tool is built as the release binaries are (see build_orchestrator in
+# bench/lib.sh): static, without cgo. Every command is timed as a whole
+# process, the way cron runs it: the median
 # wall time of RUNS runs (default 15) after 2 warm-up runs. Before every run,
 # warm-ups included and not timed, the state directory is reset to the
 # generated files (check rewrites them) and cp's destination is removed, so
@@ -52,7 +54,8 @@ bin=$tmp/orchestrator
 export NO_COLOR=1
 
 echo "uptime before: $(uptime | sed 's/^ *//')"
-go build -o "$bin" ./cmd/orchestrator || exit 2
+. bench/lib.sh
+build_orchestrator "$bin" || exit 2
 go build -o "$tmp/genqueue" ./bench/genqueue || exit 2
 "$bin" init --dir "$tmp/example" >/dev/null || exit 2
 

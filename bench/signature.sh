@@ -56,7 +56,8 @@ if [ ! -s "$real" ]; then
 	echo "generating $real ..."
 	go run ./bench/genrealout -size "$size" "$real"
 fi
-go build -o "$bin" ./cmd/orchestrator
+. bench/lib.sh
+build_orchestrator "$bin"
 
 # run KEY CMD...: runs CMD once under /usr/bin/time; appends its wall and
 # CPU time in milliseconds to $out/KEY.wall and $out/KEY.cpu, keeps the
