@@ -32,7 +32,8 @@ const (
 // settler is the waiting budget of one command.
 type settler struct {
 	deadline time.Time
-	keep     int // how many saves into a just replaced file a change puts back (maxKept)
+	keep     int        // how many saves into a just replaced file a change puts back (maxKept)
+	kept     []KeptSave // the saves it could not put back, kept beside their files
 }
 
 func newSettler() *settler {
@@ -293,22 +294,22 @@ func (s *settler) replace(ctx context.Context, path string, orig, next []byte, r
 // puts back, one after another; a save after that is set aside.
 const maxKept = 100
 
-// SetAsideError reports a save that went into the file a change replaced
-// and could not be put back in its place: the change is in File, and
-// what the save wrote is kept in Saved, for a person to merge. Cut, if
-// not nil, says why the save may not be whole: it had not ended when the
-// command could wait no longer.
-type SetAsideError struct {
+// KeptSave is a save that went into the file a change replaced and could
+// not be put back in its place: the change is in File, and what the save
+// wrote is kept in Saved, for a person to merge. Cut, if not nil, says why
+// the save may not be whole: it had not ended when the command could wait
+// no longer.
+type KeptSave struct {
 	File, Saved string
 	Cut         error
 }
 
-func (e *SetAsideError) Error() string {
+func (k KeptSave) String() string {
 	kept := "kept"
-	if e.Cut != nil {
-		kept = "kept as far as it went (" + e.Cut.Error() + ")"
+	if k.Cut != nil {
+		kept = "kept as far as it went (" + k.Cut.Error() + ")"
 	}
-	return fmt.Sprintf("%s was saved while this command replaced it, and the save could not be merged: the change is in %s, the save is %s in %s", e.File, e.File, kept, e.Saved)
+	return fmt.Sprintf("%s was saved while this command replaced it, and the save could not be merged: the change is in %s, the save is %s in %s; merge it by hand, then remove %s", k.File, k.File, kept, k.Saved, k.Saved)
 }
 
 // replaceKeeping is statefile.Replace (rebasing with rebase, which it
@@ -331,9 +332,10 @@ func (e *SetAsideError) Error() string {
 //
 // A save that cannot be put back (someone is saving into the new file
 // too, the new file cannot be leased, the save does not end in time, or
-// saves kept coming maxKept times) is never dropped: it is set aside, and
-// a *SetAsideError says where. Waiting for such a save may take up to
-// SettleTime past the command's budget, as a save takes milliseconds.
+// saves kept coming maxKept times) is never dropped: it is kept beside the
+// file (see statefile.SetAside) and noted in s.kept, and the change stands.
+// Waiting for such a save may take up to SettleTime past the command's
+// budget, as a save takes milliseconds.
 //
 // pre, if not nil, is next written ahead (see writeAhead); it is put in
 // place or removed.
@@ -392,12 +394,12 @@ func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []
 			if nl != nil {
 				nl.close()
 			}
-			return setAside(path, theirs, err, conflict)
+			return s.setAside(path, theirs, err, conflict)
 		}
 		cur, err := nl.read()
 		if err != nil {
 			nl.close()
-			return setAside(path, theirs, err, conflict)
+			return s.setAside(path, theirs, err, conflict)
 		}
 		var want []byte
 		if i == 0 {
@@ -412,17 +414,17 @@ func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []
 		}
 		if err := statefile.Replace(path, cur, want, nil); err != nil {
 			nl.close()
-			return setAside(path, theirs, err, conflict)
+			return s.setAside(path, theirs, err, conflict)
 		}
 		l, replaced = nl, cur
 	}
 }
 
 // setAside keeps theirs, a save that went into a replaced file and
-// could not be put back (why: its error, if any), beside path, and returns
-// the *SetAsideError that says where, or conflict if theirs is nil: the
-// save could not be read at all.
-func setAside(path string, theirs []byte, why, conflict error) error {
+// could not be put back (why: its error, if any), beside path, notes it in
+// s.kept and returns conflict. It returns an error only if the save could
+// not be read or kept.
+func (s *settler) setAside(path string, theirs []byte, why, conflict error) error {
 	if theirs == nil {
 		if why == nil {
 			return conflict
@@ -437,7 +439,8 @@ func setAside(path string, theirs []byte, why, conflict error) error {
 	if errors.Is(why, errUnended) {
 		cut = why
 	}
-	return &SetAsideError{File: path, Saved: saved, Cut: cut}
+	s.kept = append(s.kept, KeptSave{File: path, Saved: saved, Cut: cut})
+	return conflict
 }
 
 // errUnended reports a save that had not ended when it was read.

@@ -42,6 +42,21 @@ func (p Paths) SentinelPresent() bool {
 	return err == nil
 }
 
+// KeptFindings returns a warning for each save kept beside the queue, the
+// session state or the archive because a change could not merge it (see
+// KeptSave): until a person merges it and removes the file, what they
+// saved is not in the file they saved.
+func (p Paths) KeptFindings() []Finding {
+	var out []Finding
+	for _, path := range []string{p.Queue(), p.State(), p.Archive()} {
+		for _, kept := range statefile.SetAsideBeside(path) {
+			out = append(out, Finding{File: kept, Line: 1, Col: 1, Warning: true,
+				Msg: fmt.Sprintf("a save of %s that a change could not merge is kept here; merge it into %s by hand, then remove this file", filepath.Base(path), filepath.Base(path))})
+		}
+	}
+	return out
+}
+
 // NoStateDirError reports a state directory that does not exist.
 type NoStateDirError struct{ Dir string }
 
@@ -144,6 +159,10 @@ type Store struct {
 	// Warn, if not nil, is called with the errors of each quarantined
 	// issue of the queue an update reads: the issues it leaves alone.
 	Warn func([]Finding)
+	// Kept, if not nil, is called with each save a change could not merge
+	// and kept beside its file instead (see KeptSave): the change stands,
+	// and a person must merge the save.
+	Kept func(KeptSave)
 
 	// betweenWrites, if not nil, is called between the first and the
 	// second write of a change of two files; an error stops the change
@@ -198,6 +217,7 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 	defer lk.Unlock()
 
 	set := newSettler()
+	defer s.report(set)
 	if err := s.recoverIntent(ctx, set); err != nil {
 		return err
 	}
@@ -415,7 +435,19 @@ func (s *Store) Recover(ctx context.Context) error {
 		return err
 	}
 	defer lk.Unlock()
-	return s.recoverIntent(ctx, newSettler())
+	set := newSettler()
+	defer s.report(set)
+	return s.recoverIntent(ctx, set)
+}
+
+// report tells Kept of the saves set kept aside.
+func (s *Store) report(set *settler) {
+	if s.Kept == nil {
+		return
+	}
+	for _, k := range set.kept {
+		s.Kept(k)
+	}
 }
 
 // Unfence returns the content of text if it is exactly one fenced code

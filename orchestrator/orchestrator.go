@@ -81,7 +81,7 @@ func (o *Orchestrator) now() time.Time {
 func (o *Orchestrator) paths() Paths { return PathsIn(o.Dir) }
 
 func (o *Orchestrator) store() *issuequeue.Store {
-	return &issuequeue.Store{Paths: o.paths().Paths, LockWait: o.LockWait, Command: o.Command, Warn: o.WarnQuarantined}
+	return &issuequeue.Store{Paths: o.paths().Paths, LockWait: o.LockWait, Command: o.Command, Warn: o.WarnQuarantined, Kept: o.warnKept}
 }
 
 // updateIssue changes the queue and the state in one transaction, as
@@ -115,6 +115,14 @@ func (o *Orchestrator) WarnQuarantined(fs []issuequeue.Finding) {
 		}
 	}
 	WarnQuarantined(o.Stderr, fresh)
+}
+
+// warnKept warns of a save that a change could not merge and kept beside
+// its file.
+func (o *Orchestrator) warnKept(k issuequeue.KeptSave) {
+	if o.Stderr != nil {
+		fmt.Fprintf(o.Stderr, "orchestrator: warning: %s\n", k)
+	}
 }
 
 // WarnQuarantined writes a warning for each finding that quarantines an issue.

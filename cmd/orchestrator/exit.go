@@ -96,9 +96,6 @@ var usageHints = []func(error) ([]string, bool){
 		return "fix [verify." + vc.Check + "] command in config.toml (the program must exist and be executable in the directory that holds the state directory)"
 	}),
 	hintFor[*templates.OverrideError]("fix or remove the override; 'orchestrator help' lists the embedded templates"),
-	hintFrom(func(sa *issuequeue.SetAsideError) string {
-		return "compare " + sa.Saved + " with " + sa.File + ", copy into " + sa.File + " what the save adds, then remove " + sa.Saved
-	}),
 }
 
 // hintFor matches an error of type E, whose hint is always hint (none if

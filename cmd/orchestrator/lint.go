@@ -71,6 +71,7 @@ func runLint(ctx context.Context, e *env, args []string) error {
 		findings = append(slices.Clip(findings), lintcheck.VerifyFindings(q, cfg)...)
 	}
 	findings = append(slices.Clip(findings), st.Findings()...)
+	findings = append(findings, e.paths().KeptFindings()...)
 	links := linkFindings(e.paths())
 	a, err := e.paths().LoadArchive()
 	if err != nil && len(links) == 0 {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -360,14 +361,40 @@ func TestProcessFailRacesInPlaceSaves(t *testing.T) {
 	// In-place saves overwrite no commit: every row must be there.
 	refused, lost := checkFailRows(t, outcomes, final, nil)
 	words := notesWords(final, notesLine)
-	dropped := 0
+	// A save into a replaced file that a fail could not merge is kept
+	// beside the queue, with a warning: a person merges it.
+	keptFiles, _ := filepath.Glob(filepath.Join(c.dir(), issuequeue.QueueFile+".saved-*"))
+	var kept []string
+	for _, name := range keptFiles {
+		b, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kept = append(kept, notesWords(b, notesLine)...)
+	}
+	dropped, keptAside := 0, 0
 	for _, w := range append(slices.Clip(ed.saved), ed.orphaned...) {
-		if !slices.Contains(words, w) {
+		switch {
+		case slices.Contains(words, w):
+		case slices.Contains(kept, w):
+			keptAside++
+		default:
 			dropped++
 		}
 	}
 	if dropped > 0 {
-		t.Errorf("%d of the editor's %d saved words are not in the final queue (%d were written into a file a fail had just replaced)", dropped, len(ed.saved)+len(ed.orphaned), len(ed.orphaned))
+		t.Errorf("%d of the editor's %d saved words are neither in the final queue nor kept beside it (%d were written into a file a fail had just replaced)", dropped, len(ed.saved)+len(ed.orphaned), len(ed.orphaned))
+	}
+	warned := 0 // warnings naming a kept save
+	for _, o := range outcomes {
+		for _, line := range strings.Split(o.res.stderr, "\n") {
+			if strings.Contains(line, "warning:") && strings.Contains(line, issuequeue.QueueFile+".saved-") {
+				warned++
+			}
+		}
+	}
+	if warned != len(keptFiles) {
+		t.Errorf("%d saves were kept beside the queue, and the fails warned of %d", len(keptFiles), warned)
 	}
 	if got := len(ed.saved) + len(ed.orphaned); got != saves {
 		t.Errorf("the editor saved %d times, want %d", got, saves)
@@ -376,6 +403,6 @@ func TestProcessFailRacesInPlaceSaves(t *testing.T) {
 		t.Errorf("only %d fails ran during the saves", len(outcomes))
 	}
 	c.lint(ctx)
-	t.Logf("%d in-place saves in %v (%d into a replaced file), %d fails: %d refused, %d lost, %d words dropped",
-		len(ed.saved)+len(ed.orphaned), editing.Round(time.Millisecond), len(ed.orphaned), len(outcomes), refused, lost, dropped)
+	t.Logf("%d in-place saves in %v (%d into a replaced file), %d fails: %d refused, %d lost, %d words dropped, %d kept beside the queue in %d files",
+		len(ed.saved)+len(ed.orphaned), editing.Round(time.Millisecond), len(ed.orphaned), len(outcomes), refused, lost, dropped, keptAside, len(keptFiles))
 }

@@ -224,7 +224,7 @@ func runStatus(ctx context.Context, e *env, args []string) error {
 	if now.Before(st.LimitedUntil) {
 		r.RateLimitUntil = issuequeue.FormatTime(st.LimitedUntil)
 	}
-	for _, f := range append(q.Findings(), st.Findings()...) {
+	for _, f := range slices.Concat(q.Findings(), st.Findings(), p.KeptFindings()) {
 		r.Findings = append(r.Findings, f.String())
 	}
 	if *asJSON {

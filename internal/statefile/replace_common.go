@@ -116,6 +116,19 @@ func tempTarget(name string) (string, bool) {
 // put in place: "<name>.saved-<hex>", which Cleanup leaves alone.
 func savedName(path string) string { return path + ".saved-" + randomHex() }
 
+// SetAsideBeside returns the files that SetAside wrote beside path and
+// that are still there, sorted.
+func SetAsideBeside(path string) []string {
+	names, _ := filepath.Glob(path + ".saved-*") // the pattern is valid
+	var out []string
+	for _, name := range names {
+		if hex := strings.TrimPrefix(name, path+".saved-"); len(hex) == 16 && strings.Trim(hex, "0123456789abcdef") == "" {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
 // SetAside writes data, durably, to a new file beside path named as
 // savedName says, and returns its name: it keeps someone's save that
 // could not be put in place, for a person to merge by hand.
