@@ -194,14 +194,23 @@ func (s *settler) wait(ctx context.Context, path string, seen []byte) bool {
 			b, err := readSettled(path)
 			return err == nil && ((b == nil) != (seen == nil) || !bytes.Equal(b, seen))
 		}
-		d := min(poll, s.deadline.Sub(now), quiet.Sub(now))
-		t := time.NewTimer(d)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+		if !sleep(ctx, min(poll, s.deadline.Sub(now), quiet.Sub(now))) {
 			return false
-		case <-t.C:
 		}
+	}
+}
+
+// sleep waits for d, or until ctx is done; it reports whether ctx is not.
+// The waits of a command start at a millisecond and double up to
+// settlePoll: a save takes a few milliseconds.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
 	}
 }
 
@@ -382,7 +391,7 @@ func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []
 			nl, _ = lease(path)
 		}
 		l.release()
-		theirs, err := s.afterWriters(ctx, l, by)
+		theirs, err := afterWriters(ctx, l, by)
 		l.close()
 		if err == nil && bytes.Equal(theirs, replaced) {
 			if nl != nil {
@@ -450,7 +459,7 @@ var errUnended = errors.New("the save had not ended")
 // writing, or until by or the end of ctx, and returns what it holds then:
 // a save that has not ended is read as far as it went, with an error that
 // says it had not ended.
-func (s *settler) afterWriters(ctx context.Context, l *leased, by time.Time) ([]byte, error) {
+func afterWriters(ctx context.Context, l *leased, by time.Time) ([]byte, error) {
 	for poll := time.Millisecond; ; poll = min(2*poll, settlePoll) {
 		if l.again() {
 			b, err := l.read()
@@ -458,15 +467,9 @@ func (s *settler) afterWriters(ctx context.Context, l *leased, by time.Time) ([]
 			return b, err
 		}
 		left := time.Until(by)
-		if left <= 0 || ctx.Err() != nil {
+		if left <= 0 || !sleep(ctx, min(poll, left)) {
 			b, _ := l.read()
 			return b, errUnended
-		}
-		t := time.NewTimer(min(poll, left))
-		select {
-		case <-ctx.Done():
-			t.Stop()
-		case <-t.C:
 		}
 	}
 }
