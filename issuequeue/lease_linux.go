@@ -86,8 +86,13 @@ func (l *leased) vouches(fi os.FileInfo) bool {
 // release gives the lease up, keeping the descriptor.
 func (l *leased) release() { _, _ = fcntlInt(l.f, unix.F_SETLEASE, unix.F_UNLCK) }
 
-// close gives the lease up and closes the descriptor.
-func (l *leased) close() { l.f.Close() }
+// close gives the lease up and closes the descriptor; a nil lease is left
+// alone.
+func (l *leased) close() {
+	if l != nil {
+		l.f.Close()
+	}
+}
 
 // read returns the file's content, from its start.
 func (l *leased) read() ([]byte, error) {

@@ -32,12 +32,16 @@ const (
 // settler is the waiting budget of one command.
 type settler struct {
 	deadline time.Time
-	keep     int        // how many saves into a just replaced file a change puts back (maxKept)
+	keep     int        // how many saves into a just replaced file a change puts back (keepOne)
 	kept     []KeptSave // the saves it could not put back, kept beside their files
+	lost     []error    // the saves it could not keep either
+	// swapped, if not nil, is called when replaceKeeping has put the new
+	// file in place, before it leases it. Tests set it.
+	swapped func()
 }
 
 func newSettler() *settler {
-	return &settler{deadline: time.Now().Add(SettleTime), keep: maxKept}
+	return &settler{deadline: time.Now().Add(SettleTime), keep: keepOne}
 }
 
 // stamp identifies a version of a file without reading it.
@@ -299,15 +303,11 @@ func (s *settler) replace(ctx context.Context, path string, orig, next []byte, r
 	}
 }
 
-// maxKept bounds how many saves into a just replaced file one change
-// puts back, one after another; a save after that is set aside.
-const maxKept = 100
-
 // KeptSave is a save that went into the file a change replaced and could
 // not be put back in its place: the change is in File, and what the save
 // wrote is kept in Saved, for a person to merge. Cut, if not nil, says why
-// the save may not be whole: it had not ended when the command could wait
-// no longer.
+// the save may not be whole: it had not ended, or could not be read to its
+// end, when it was kept.
 type KeptSave struct {
 	File, Saved string
 	Cut         error
@@ -324,27 +324,33 @@ func (k KeptSave) String() string {
 // replaceKeeping is statefile.Replace (rebasing with rebase, which it
 // wraps with rebaser) under a read lease on the file it replaces, where
 // one can be taken, so that a save in place that opens that file meanwhile
-// is not lost with it. Such a save writes into the file that no longer has
-// the name; it is waited for, and what it saved is put back in place, with
-// the change re-applied on top of it. It returns errSaving, having written
-// nothing, while a process has the file open for writing.
+// is not lost with it. It returns errSaving, having written nothing, while
+// a process has the file open for writing.
 //
-// The lease keeps anyone from writing the file from before the save opened
-// it, so the save was made on what the file held then: the first time, what
-// the change replaced, to which the change is re-applied; after that, what
-// was put in place before, which holds the change, and the save's own
-// change is merged into what is in place now (see merge3). The file put in place is
-// leased before the save is let go on, so that no other save can go into
-// it meanwhile. A change that conflicts with such a save gives way to it:
-// the save is put back alone and the *ConflictError returned, as if the
-// save had come first.
+// Such a save writes into the file that no longer has the name. The lease
+// keeps it from writing before the swap, so it wrote what the person's
+// editor holds, which may be older than what the change replaced: like a
+// save that comes before a change, it is put back in place with the
+// change re-applied on top of it (rebase). A change that conflicts with it
+// gives way to it: the save is put back alone and the *ConflictError
+// returned, as if the save had come first. The file put in place is leased
+// before the save is let go on, so that no other save can go into it
+// meanwhile unseen.
 //
-// A save that cannot be put back (someone is saving into the new file
-// too, the new file cannot be leased, the save does not end in time, or
-// saves kept coming maxKept times) is never dropped: it is kept beside the
-// file (see statefile.SetAside) and noted in s.kept, and the change stands.
-// Waiting for such a save may take up to SettleTime past the command's
-// budget, as a save takes milliseconds.
+// A save that is not put back is never dropped: it is kept beside the file
+// (see statefile.SetAside) and noted in s.kept, and what is in place
+// stands. That is so for a save into the file put back in place (what
+// it was made on cannot be known: merging it could undo the change or the
+// first save), a save when someone saved into the new file meanwhile (the
+// later save stands, as any later save does), a save that does not end
+// within SettleTime, and where the new file cannot be leased. Waiting for a
+// save may take up to SettleTime past the command's budget, as a save
+// takes milliseconds; there are at most two such waits.
+//
+// What remains is a save that opens the replaced file in the microseconds
+// between the last check of its lease and the closing of the tool's
+// descriptor: it writes into the replaced file after the tool has let it
+// go.
 //
 // pre, if not nil, is next written ahead (see writeAhead); it is put in
 // place or removed.
@@ -362,22 +368,29 @@ func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []
 		// after the swap.
 		opt.Unchanged = l.vouches
 	}
-	err = statefile.ReplaceWith(path, orig, next, s.rebaser(path, seen, rebase), opt)
+	placed := next // what is put in place: next, or next re-applied
+	rebased := s.rebaser(path, seen, rebase)
+	err = statefile.ReplaceWith(path, orig, next, func(cur []byte) ([]byte, error) {
+		b, err := rebased(cur)
+		if err == nil {
+			placed = b
+		}
+		return b, err
+	}, opt)
 	if l == nil || err != nil {
 		if l != nil {
 			l.close()
 		}
 		return err
 	}
+	if s.swapped != nil {
+		s.swapped()
+	}
 	replaced := orig
 	if *seen != nil {
 		replaced = *seen
 	}
 	var conflict error
-	by := time.Now().Add(SettleTime) // the wait for saves to end
-	if s.deadline.After(by) {
-		by = s.deadline
-	}
 	for i := 0; ; i++ {
 		if !l.broken() {
 			// The replaced file is unlinked: closing its last descriptor
@@ -386,67 +399,56 @@ func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []
 			go l.close()
 			return conflict
 		}
-		var nl *leased // what was just put in place, leased before the save goes on
-		if i < s.keep && time.Now().Before(by) {
-			nl, _ = lease(path)
+		var nl *leased
+		if i < s.keep {
+			nl, _ = lease(path) // before the save goes on
 		}
 		l.release()
-		theirs, err := afterWriters(ctx, l, by)
+		by := time.Now().Add(SettleTime) // a save takes milliseconds
+		if s.deadline.After(by) {
+			by = s.deadline
+		}
+		theirs, cut := afterWriters(ctx, l, by)
 		l.close()
-		if err == nil && bytes.Equal(theirs, replaced) {
-			if nl != nil {
-				nl.close()
-			}
+		if cut == nil && bytes.Equal(theirs, replaced) {
+			nl.close()
 			return conflict // nothing was saved into it
 		}
-		if err != nil || nl == nil {
-			if nl != nil {
-				nl.close()
-			}
-			return s.setAside(path, theirs, err, conflict)
+		if cut != nil || nl == nil {
+			nl.close()
+			return s.setAside(path, theirs, cut, conflict)
 		}
 		cur, err := nl.read()
-		if err != nil {
-			nl.close()
-			return s.setAside(path, theirs, err, conflict)
+		if err != nil || !bytes.Equal(cur, placed) {
+			nl.close() // someone saved into the new file: that save stands
+			return s.setAside(path, theirs, nil, conflict)
 		}
-		var want []byte
-		if i == 0 {
-			if want, conflict = rebase(theirs); conflict != nil {
-				want = theirs
-			}
-		} else {
-			var ok bool
-			if want, ok = merge3(replaced, theirs, cur); !ok {
-				want = theirs // the later save, as when two saves race
-			}
+		want, c := rebase(theirs)
+		if c != nil {
+			want, conflict = theirs, c
 		}
 		if err := statefile.Replace(path, cur, want, nil); err != nil {
 			nl.close()
-			return s.setAside(path, theirs, err, conflict)
+			return s.setAside(path, theirs, nil, conflict)
 		}
-		l, replaced = nl, cur
+		l, replaced, placed = nl, cur, want
 	}
 }
 
-// setAside keeps theirs, a save that went into a replaced file and
-// could not be put back (why: its error, if any), beside path, notes it in
-// s.kept and returns conflict. It returns an error only if the save could
-// not be read or kept.
-func (s *settler) setAside(path string, theirs []byte, why, conflict error) error {
-	if theirs == nil {
-		if why == nil {
-			return conflict
-		}
-		return fmt.Errorf("%s was saved while this command replaced it, and the save could not be read: %w", path, why)
-	}
+// keepOne is how many saves into a just replaced file one change puts
+// back: the first; a save into the file put back is kept beside it.
+const keepOne = 1
+
+// setAside keeps theirs, a save that went into a replaced file and could
+// not be put back, beside path and notes it in s.kept; cut, if not nil,
+// says why it may not be whole. It returns conflict: what is in place
+// stands. A save that cannot be kept (the disk is full) is noted in
+// s.lost, as the change itself is made.
+func (s *settler) setAside(path string, theirs []byte, cut, conflict error) error {
 	saved, err := statefile.SetAside(path, theirs)
 	if err != nil {
-		return fmt.Errorf("%s was saved while this command replaced it, and the save could not be kept: %w", path, err)
-	}
-	var cut error
-	if errors.Is(why, errUnended) {
-		cut = why
+		s.lost = append(s.lost, fmt.Errorf("%s was saved while this command replaced it, and the save could not be kept: %w", path, err))
+		return conflict
 	}
 	s.kept = append(s.kept, KeptSave{File: path, Saved: saved, Cut: cut})
 	return conflict
@@ -464,7 +466,10 @@ func afterWriters(ctx context.Context, l *leased, by time.Time) ([]byte, error) 
 		if l.again() {
 			b, err := l.read()
 			l.release()
-			return b, err
+			if err != nil {
+				return b, fmt.Errorf("reading it failed: %w", err)
+			}
+			return b, nil
 		}
 		left := time.Until(by)
 		if left <= 0 || !sleep(ctx, min(poll, left)) {

@@ -2,12 +2,13 @@ package issuequeue
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
+	"slices"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -17,22 +18,37 @@ import (
 // swap, writes into the file that no longer has the name. That save is
 // never lost: it is put back with the change re-applied on top while it
 // can be, even when the command's waiting budget is already spent, and
-// kept beside the file, noted for a warning, when it cannot: the change
-// stands either way.
+// kept beside the file, noted for a warning, when it cannot. A second save
+// into the file put back, or a save into the new file made before the tool
+// holds it, is never merged blindly either: what is in place stands, and
+// the other save is kept beside it, whole.
 func TestSaveIntoReplacedFileIsKept(t *testing.T) {
+	const (
+		before = "line one\nline two\n"
+		change = "the change\n"
+		first  = "a person's own text\n"
+		second = "a second save, from an editor's buffer\n"
+		early  = "a save into the new file\n"
+	)
 	for _, tc := range []struct {
-		name   string
-		s      *settler
-		putBak bool
+		name     string
+		s        *settler
+		second   string // saved while the first is put back
+		early    string // saved into the new file before the tool leases it
+		conflict bool   // the change conflicts with the first save
+		want     string // the file at the end
+		kept     []string
 	}{
-		{"put back", newSettler(), true},
-		{"put back with the budget spent", &settler{deadline: time.Now().Add(-time.Second), keep: maxKept}, true},
-		{"set aside", &settler{deadline: time.Now().Add(SettleTime), keep: 0}, false},
+		{name: "put back", s: newSettler(), want: first + change},
+		{name: "put back with the budget spent", s: &settler{deadline: time.Now().Add(-time.Second), keep: keepOne}, want: first + change},
+		{name: "kept beside when none may be put back", s: &settler{deadline: time.Now().Add(SettleTime), keep: 0}, want: before + change, kept: []string{first}},
+		{name: "a second save into the file put back", s: newSettler(), second: second, want: first + change, kept: []string{second}},
+		{name: "a save into the new file first", s: newSettler(), early: early, want: early, kept: []string{first}},
+		{name: "a conflict, then a second save", s: newSettler(), conflict: true, second: second, want: first, kept: []string{second}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			path := filepath.Join(t.TempDir(), QueueFile)
-			before := []byte("line one\nline two\n")
-			if err := os.WriteFile(path, before, 0o644); err != nil {
+			if err := os.WriteFile(path, []byte(before), 0o644); err != nil {
 				t.Fatal(err)
 			}
 			old := time.Now().Add(-time.Hour) // long settled: no save going on
@@ -44,48 +60,75 @@ func TestSaveIntoReplacedFileIsKept(t *testing.T) {
 			} else {
 				l.close()
 			}
-			const person = "a person's own text\n"
-			editor := make(chan error, 1)
-			var once sync.Once
-			// The command read the file before someone else changed it, so
-			// its change is re-applied (rebase) before the swap. At that
-			// moment the person's editor opens the file to save in place,
-			// and waits for the command's lease to be given up.
-			rebase := func(cur []byte) ([]byte, error) {
-				once.Do(func() {
-					breaking := breakingLease(t, path)
-					go func() { editor <- saveInPlace(path, person) }()
-					breaking()
-				})
-				return append(cur[:len(cur):len(cur)], "the change\n"...), nil
+			editors := make(chan error, 2)
+			started := 0
+			// saveDuring starts a save in place of the file at path and
+			// returns when it waits for the tool's lease to be given up.
+			saveDuring := func(text string) {
+				breaking := breakingLease(t, path)
+				go func() { editors <- saveInPlace(path, text) }()
+				started++
+				breaking()
 			}
-			err := tc.s.replaceKeeping(t.Context(), path, []byte("stale\n"), []byte("stale\nthe change\n"), rebase, new([]byte), nil)
-			if err := <-editor; err != nil {
-				t.Fatal(err)
+			calls := 0
+			// The command read the file before someone else changed it, so
+			// its change is re-applied (rebase) before the swap: at that
+			// moment the first editor opens the file. The second call puts
+			// the first save back, while the second editor opens the file
+			// in place then.
+			rebase := func(cur []byte) ([]byte, error) {
+				calls++
+				switch {
+				case calls == 1:
+					saveDuring(first)
+				case calls == 2 && tc.second != "":
+					saveDuring(tc.second)
+				}
+				if calls == 2 && tc.conflict {
+					return nil, &ConflictError{File: path, Key: "ISSUE-20261122-001"}
+				}
+				return append(cur[:len(cur):len(cur)], change...), nil
+			}
+			if tc.early != "" {
+				tc.s.swapped = func() {
+					if err := saveInPlace(path, tc.early); err != nil {
+						t.Error(err)
+					}
+				}
+			}
+			err := tc.s.replaceKeeping(t.Context(), path, []byte("stale\n"), []byte("stale\n"+change), rebase, new([]byte), nil)
+			for range started {
+				if err := <-editors; err != nil {
+					t.Fatal(err)
+				}
+			}
+			var ce *ConflictError
+			if tc.conflict != errors.As(err, &ce) || !tc.conflict && err != nil {
+				t.Errorf("err %v, want a conflict: %v", err, tc.conflict)
 			}
 			got, rerr := os.ReadFile(path)
 			if rerr != nil {
 				t.Fatal(rerr)
 			}
+			if string(got) != tc.want {
+				t.Errorf("file %q, want %q", got, tc.want)
+			}
 			saved, _ := filepath.Glob(path + ".saved-*")
-			if tc.putBak {
-				if err != nil || string(got) != person+"the change\n" || len(saved) != 0 {
-					t.Fatalf("err %v, file %q, set aside %v; want the save put back under the change", err, got, saved)
+			var kept []string
+			for _, name := range saved {
+				b, err := os.ReadFile(name)
+				if err != nil {
+					t.Fatal(err)
 				}
-				return
+				kept = append(kept, string(b))
 			}
-			if err != nil || len(saved) != 1 || len(tc.s.kept) != 1 || tc.s.kept[0].Saved != saved[0] || tc.s.kept[0].Cut != nil {
-				t.Fatalf("err %v, set aside %v, noted %v; want the change to stand and the one file set aside noted", err, saved, tc.s.kept)
+			if !slices.Equal(kept, tc.kept) || len(tc.s.kept) != len(saved) || len(tc.s.lost) > 0 {
+				t.Fatalf("kept beside the file %q, noted %v, lost %v; want %q, whole", kept, tc.s.kept, tc.s.lost, tc.kept)
 			}
-			if !strings.Contains(tc.s.kept[0].String(), saved[0]) {
-				t.Errorf("the warning does not say where the save is: %s", tc.s.kept[0])
-			}
-			kept, rerr := os.ReadFile(saved[0])
-			if rerr != nil || string(kept) != person {
-				t.Errorf("set aside: %q, %v; want the save whole", kept, rerr)
-			}
-			if want := string(before) + "the change\n"; string(got) != want {
-				t.Errorf("file %q, want the change %q", got, want)
+			for i, k := range tc.s.kept {
+				if k.Saved != saved[i] || k.Cut != nil || !strings.Contains(k.String(), saved[i]) {
+					t.Errorf("noted %s; want it to name %s, whole", k, saved[i])
+				}
 			}
 		})
 	}

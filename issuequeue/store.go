@@ -206,7 +206,7 @@ type Change struct {
 // written, without the issue fn looks for, or in conflict with the change)
 // is read again once the save is over, for up to SettleTime, before any of
 // these errors is reported.
-func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change, error)) error {
+func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change, error)) (err error) {
 	if fi, err := os.Stat(s.Dir); err != nil || !fi.IsDir() {
 		return &NoStateDirError{Dir: s.Dir}
 	}
@@ -217,7 +217,7 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 	defer lk.Unlock()
 
 	set := newSettler()
-	defer s.report(set)
+	defer func() { err = errors.Join(err, s.report(set)) }()
 	if err := s.recoverIntent(ctx, set); err != nil {
 		return err
 	}
@@ -429,25 +429,26 @@ func (s *Store) lock(ctx context.Context) (*statefile.Lock, error) {
 // Recover takes the write lock and completes a change that a command
 // killed between two writes left half done (see IntentFile). Every Update
 // does so first.
-func (s *Store) Recover(ctx context.Context) error {
+func (s *Store) Recover(ctx context.Context) (err error) {
 	lk, err := s.lock(ctx)
 	if err != nil {
 		return err
 	}
 	defer lk.Unlock()
 	set := newSettler()
-	defer s.report(set)
+	defer func() { err = errors.Join(err, s.report(set)) }()
 	return s.recoverIntent(ctx, set)
 }
 
-// report tells Kept of the saves set kept aside.
-func (s *Store) report(set *settler) {
-	if s.Kept == nil {
-		return
+// report tells Kept of the saves set kept aside, and returns an error for
+// those it could not keep either: the change went on without them.
+func (s *Store) report(set *settler) error {
+	if s.Kept != nil {
+		for _, k := range set.kept {
+			s.Kept(k)
+		}
 	}
-	for _, k := range set.kept {
-		s.Kept(k)
-	}
+	return errors.Join(set.lost...)
 }
 
 // Unfence returns the content of text if it is exactly one fenced code
