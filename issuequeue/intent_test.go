@@ -440,24 +440,3 @@ func TestIntentKeepsACopyHeldBefore(t *testing.T) {
 		t.Errorf("the copy archived before was taken out:\n%s", got)
 	}
 }
-
-// TestMerge3 proves: two changes of the same text in different places are
-// both kept, two insertions at one place are both kept, and changes of the
-// same bytes are refused.
-func TestMerge3(t *testing.T) {
-	for _, tc := range []struct {
-		base, theirs, cur, want string
-		ok                      bool
-	}{
-		{"Notes: a\n## X\n| Retry | 1 |\n", "Notes: a b\n## X\n| Retry | 1 |\n", "Notes: a\n## X\n| Retry | 2 |\n", "Notes: a b\n## X\n| Retry | 2 |\n", true},
-		{"Notes: a\n## X\n| Retry | 1 |\n", "Notes: a\n## X\n| Retry | 1 |\nmore\n", "Notes: z\n## X\n| Retry | 1 |\n", "Notes: z\n## X\n| Retry | 1 |\nmore\n", true},
-		{"Notes: a\n", "Notes: a b\n", "Notes: a c\n", "Notes: a b c\n", true},
-		{"Notes: a\n", "Notes: b\n", "Notes: c\n", "", false},
-		{"x", "x", "y", "y", true},
-	} {
-		got, ok := merge3([]byte(tc.base), []byte(tc.theirs), []byte(tc.cur))
-		if ok != tc.ok || ok && string(got) != tc.want {
-			t.Errorf("merge3(%q, %q, %q) = %q, %t; want %q, %t", tc.base, tc.theirs, tc.cur, got, ok, tc.want, tc.ok)
-		}
-	}
-}

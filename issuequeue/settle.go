@@ -479,39 +479,6 @@ func afterWriters(ctx context.Context, l *leased, by time.Time) ([]byte, error) 
 	}
 }
 
-// merge3 merges two changes of base: theirs and cur, each taken as one
-// span of base replaced (by the common prefix and suffix). It reports false
-// when the spans overlap; two insertions at the same place are both kept,
-// theirs first.
-func merge3(base, theirs, cur []byte) ([]byte, bool) {
-	ts, te, tText := hunk(base, theirs)
-	cs, ce, cText := hunk(base, cur)
-	out := make([]byte, 0, len(cur)+len(tText))
-	switch {
-	case te <= cs:
-		out = append(append(append(append(append(out, base[:ts]...), tText...), base[te:cs]...), cText...), base[ce:]...)
-	case ce <= ts:
-		out = append(append(append(append(append(out, base[:cs]...), cText...), base[ce:ts]...), tText...), base[te:]...)
-	default:
-		return nil, false
-	}
-	return out, true
-}
-
-// hunk returns the span [start, end) of base that b replaces, and with
-// what, from their common prefix and suffix.
-func hunk(base, b []byte) (start, end int, text []byte) {
-	n := min(len(base), len(b))
-	for start < n && base[start] == b[start] {
-		start++
-	}
-	s := 0
-	for s < n-start && base[len(base)-1-s] == b[len(b)-1-s] {
-		s++
-	}
-	return start, len(base) - s, b[start : len(b)-s]
-}
-
 // ahead is a file's new content being written ahead (statefile.Prepare)
 // by another goroutine, while the command does other work: the syncs of
 // the new files and of the intent record wait for the disk together.
