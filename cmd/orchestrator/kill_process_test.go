@@ -32,8 +32,11 @@ var killsWanted = flag.Int("kills", 250, "how many SIGKILLs TestProcessKillEvery
 // interrupted change before it reads) no issue is lost or duplicated (none
 // in both the queue and the archive), every failure a fail reported is
 // recorded, in the issue and in the event log once each, and the sum of the issues' Retry-Count equals the run's
-// total_auto_retries. Half of the kills land at a random instant of the
-// command; the other half just after its first temporary file appears.
+// total_auto_retries. A third of the kills land at a random instant of the
+// command, a third just after its first temporary file appears, and a
+// third just after the record of a change of several files appears (so
+// that kills between the writes of check and archive do not depend on how
+// fast the machine is that day).
 func TestProcessKillEveryCommand(t *testing.T) {
 	skipShort(t)
 	ctx := testContext(t, 600*time.Second)
@@ -89,7 +92,7 @@ func TestProcessKillEveryCommand(t *testing.T) {
 		}
 		tl := tallies[name]
 		tl.runs++
-		killed, between := killDuring(ctx, t, c, env, i%2 == 0, args)
+		killed, between := killDuring(ctx, t, c, env, killMoment(i%3), args)
 		if killed {
 			tl.kills++
 			dealt++
@@ -170,14 +173,28 @@ func pick(q *issuequeue.Queue, ok func(*issuequeue.Issue) bool) string {
 // killDuring runs a command and kills it with SIGKILL: at a random instant,
 // or just after its first temporary file appears (targeted). between says
 // that the kill left an intent record: it landed between two writes.
-func killDuring(ctx context.Context, t *testing.T, c *cli, env []string, targeted bool, args []string) (killed, between bool) {
+// killMoment is when killDuring kills a command.
+type killMoment int
+
+const (
+	killAnytime       killMoment = iota // within its first 40 ms
+	killFirstWrite                      // within 3 ms after its first temporary file appears
+	killBetweenWrites                   // within 3 ms after the record of a change of several files appears
+)
+
+func killDuring(ctx context.Context, t *testing.T, c *cli, env []string, when killMoment, args []string) (killed, between bool) {
 	t.Helper()
 	var r result
-	if targeted {
+	switch when {
+	case killFirstWrite:
 		r, _ = killWithin(ctx, t, c, env, 3*time.Millisecond, func(base string) bool {
 			return strings.Contains(base, ".tmp-") || base == issuequeue.IntentFile
 		}, args...)
-	} else {
+	case killBetweenWrites:
+		r, _ = killWithin(ctx, t, c, env, 3*time.Millisecond, func(base string) bool {
+			return base == issuequeue.IntentFile
+		}, args...)
+	default:
 		r, _ = killWithin(ctx, t, c, env, 40*time.Millisecond, nil, args...)
 	}
 	if r.signal == "killed" {
