@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -139,5 +141,81 @@ func TestProcessFleetStatusTwenty(t *testing.T) {
 	a, b := decode(fromList.stdout), decode(named.stdout)
 	if len(a) != 20 || fmt.Sprint(a) != fmt.Sprint(b) {
 		t.Errorf("--from and named directories disagree:\n--from: %v\nnamed:  %v", a, b)
+	}
+}
+
+// fleet run --parallel N runs the repositories' runs at once, N at a time,
+// in one process: the first three loops below each wait (up to 10 s) until
+// three of them have started, so they see three only if they ran together.
+// Each run's output is printed whole under its repository's name, never
+// mixed with another's, each repository records its own loop, and the exit
+// status is the worst: the fourth repository's loop crashes. The race
+// detector's run of CI includes this test: the runs share one process.
+func TestProcessFleetRunParallel(t *testing.T) {
+	ctx := testContext(t, 120*time.Second)
+	c := newCLI(t)
+	names := []string{"a", "b", "c", "d"}
+	for _, name := range names {
+		dir := name + "/.orchestrator"
+		if err := os.MkdirAll(c.path(name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if r := c.run(ctx, nil, "--dir", dir, "init"); r.code != 0 {
+			t.Fatalf("init %s: exit %d\n%s", name, r.code, r.stderr)
+		}
+		loop := fmt.Sprintf(`echo working-%[1]s; touch %[2]s/started-%[1]s; n=0; `+
+			`until [ $(ls %[2]s | grep -c '^started-') -ge 3 ] || [ $n -ge 400 ]; do sleep 0.025; n=$((n+1)); done; `+
+			`ls %[2]s | grep -c '^started-' > %[2]s/seen-%[1]s`, name, c.path("marks"))
+		if name == "d" {
+			loop = "echo crashing-d; exit 1"
+		}
+		c.write(dir+"/config.toml", fmt.Sprintf("[loop]\ncommand = %q\n", loop))
+	}
+	if err := os.Mkdir(c.path("marks"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := c.run(ctx, nil, append([]string{"fleet", "run", "--parallel", "3"}, names...)...)
+	if r.code != 3 {
+		t.Errorf("fleet run: exit %d, want 3 (d's loop crashed)\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, name := range names[:3] {
+		b, err := os.ReadFile(c.path("marks/seen-" + name))
+		if err != nil {
+			t.Fatalf("%s's loop left no mark: %v", name, err)
+		}
+		if n, _ := strconv.Atoi(strings.TrimSpace(string(b))); n < 3 {
+			t.Errorf("%s's loop saw %d loops started, want 3: the runs did not run at once", name, n)
+		}
+	}
+	// One group per repository, each holding its own loop's output only.
+	groups := strings.Split(r.stdout, "== ")[1:]
+	seen := map[string]bool{}
+	for _, g := range groups {
+		name, body, _ := strings.Cut(g, "\n")
+		if seen[name] || !slices.Contains(names, name) {
+			t.Errorf("output group %q: unknown or repeated\n%s", name, r.stdout)
+		}
+		seen[name] = true
+		for _, other := range names {
+			mark := "working-" + other
+			if other == "d" {
+				mark = "crashing-d"
+			}
+			if (other == name) != strings.Contains(body, mark) {
+				t.Errorf("group %s: holds %s: %v", name, mark, other != name)
+			}
+		}
+	}
+	if len(seen) != len(names) {
+		t.Errorf("%d output groups, want %d\n%s", len(seen), len(names), r.stdout)
+	}
+	for _, name := range names {
+		h, err := os.ReadFile(c.path(name + "/.orchestrator/history.csv"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rows := strings.Count(strings.TrimSpace(string(h)), "\n"); rows != 1 {
+			t.Errorf("%s's history.csv has %d loop rows, want 1\n%s", name, rows, h)
+		}
 	}
 }
