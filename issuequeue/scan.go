@@ -3,6 +3,7 @@ package issuequeue
 import (
 	"bytes"
 	"strings"
+	"unsafe"
 
 	"github.com/autoretry/orchestrator/internal/lazyre"
 	"github.com/yuin/goldmark/ast"
@@ -91,7 +92,11 @@ func splitLines(src []byte) []int {
 	if len(src) == 0 {
 		return []int{0, 0}
 	}
-	return append(lineOffsets(src, 0, 1), len(src))
+	n := lineCount(src)
+	lines := make([]int, n+1)
+	fillLineStarts(lines[:n], src, 0)
+	lines[n] = len(src)
+	return lines
 }
 
 // utf8BOM is the byte-order mark some editors put at the start of a file.
@@ -176,41 +181,51 @@ func scanSplit(src []byte, mid int) *scan {
 	if cut < 0 {
 		return scanOnePass(src, splitLines(src))
 	}
+	// The line starts of the two halves are found at once, into one
+	// array: counted first, then filled.
 	var (
-		tail            []int
-		hashesA, emptyA int
-		hashesB, emptyB int
+		nHead, nTail               int
+		hashesA, emptyA            int
+		hashesB, emptyB            int
+		lines                      []int
+		counted, allocated, filled = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	)
-	done := make(chan struct{})
 	go func() {
-		defer close(done)
-		tail = lineOffsets(src[cut:], cut, 0)
-		hashesB, emptyB = blockCounts(src, tail, len(src))
+		defer close(filled)
+		nTail = lineCount(src[cut:])
+		close(counted)
+		<-allocated
+		fillLineStarts(lines[nHead:nHead+nTail], src[cut:], cut)
+		hashesB, emptyB = blockCounts(src, lines[nHead:nHead+nTail], len(src))
 	}()
-	head := lineOffsets(src[:cut], 0, 0)
-	hashesA, emptyA = blockCounts(src, head, cut)
-	<-done
-	lines := make([]int, 0, len(head)+len(tail)+1)
-	lines = append(append(append(lines, head...), tail...), len(src))
+	nHead = lineCount(src[:cut])
+	<-counted
+	lines = make([]int, nHead+nTail+1)
+	close(allocated)
+	fillLineStarts(lines[:nHead], src[:cut], 0)
+	hashesA, emptyA = blockCounts(src, lines[:nHead], cut)
+	lines[nHead+nTail] = len(src)
+	<-filled
 
-	seam := len(head)
+	seam := nHead
 	a, b := newScan(src, lines), newScan(src, lines)
-	// The first half's lists have room for the second's, which are
-	// appended to them.
-	a.headings, a.paras = make([]heading, 0, hashesA+hashesB), make([]para, 0, emptyA+emptyB)
-	b.headings, b.paras = make([]heading, 0, hashesB), make([]para, 0, emptyB)
-	done = make(chan struct{})
+	// The halves' lists are adjacent parts of one array each, joined
+	// after (see joinHalves).
+	headings, paras := make([]heading, hashesA+hashesB), make([]para, emptyA+emptyB)
+	a.headings, b.headings = headings[:0:hashesA], headings[hashesA:hashesA]
+	a.paras, b.paras = paras[:0:emptyA], paras[emptyA:emptyA]
+	scanned := make(chan struct{})
 	go func() {
-		defer close(done)
+		defer close(scanned)
 		b.blocks(seam, b.nLines())
 	}()
 	ok := a.blocks(0, seam)
-	<-done
+	<-scanned
 	if !ok || a.defsRead+b.defsRead > maxDefsFile {
 		return scanOnePass(src, lines)
 	}
-	a.headings = append(a.headings, b.headings...)
-	a.paras = append(a.paras, b.paras...)
+	a.headings = joinHalves(headings, a.headings, b.headings)
+	a.paras = joinHalves(paras, a.paras, b.paras)
 	a.lists = append(a.lists, b.lists...)
 	a.hidden = append(a.hidden, b.hidden...)
 	a.ambiguous = append(a.ambiguous, b.ambiguous...)
@@ -251,11 +266,21 @@ func seamAfter(src []byte, off int) int {
 	return -1
 }
 
-// lineOffsets returns the offsets, plus base, at which the lines of src
-// start: splitLines without the sentinel, with room for extra more.
-func lineOffsets(src []byte, base, extra int) []int {
-	lines := make([]int, 0, bytes.Count(src, []byte{'\n'})+1+extra)
-	lines = append(lines, base)
+// lineCount returns how many lines of src start in it: one, and one
+// after each newline but a last one at its end.
+func lineCount(src []byte) int {
+	n := 1 + bytes.Count(src, []byte{'\n'})
+	if len(src) > 0 && src[len(src)-1] == '\n' {
+		n--
+	}
+	return n
+}
+
+// fillLineStarts sets starts to the offsets, plus base, at which the lines
+// of src start; it holds lineCount(src) of them.
+func fillLineStarts(starts []int, src []byte, base int) {
+	starts[0] = base
+	k := 1
 	for i := 0; i < len(src); {
 		j := bytes.IndexByte(src[i:], '\n')
 		if j < 0 {
@@ -263,10 +288,21 @@ func lineOffsets(src []byte, base, extra int) []int {
 		}
 		i += j + 1
 		if i < len(src) {
-			lines = append(lines, base+i)
+			starts[k] = base + i
+			k++
 		}
 	}
-	return lines
+}
+
+// joinHalves returns a followed by b, which were made as adjacent parts of
+// arr (a from its start, b after a's capacity) and filled by appending: b
+// is moved down to follow a, in place, unless either outgrew its part.
+func joinHalves[T any](arr, a, b []T) []T {
+	na := cap(a)
+	if unsafe.SliceData(a) != unsafe.SliceData(arr) || na+cap(b) != len(arr) || len(b) > 0 && unsafe.SliceData(b) != &arr[na] {
+		return append(a, b...)
+	}
+	return append(arr[:len(a)], arr[na:na+len(b)]...)
 }
 
 // blockCounts returns how many headings and paragraphs the lines of src
