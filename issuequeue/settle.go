@@ -303,9 +303,9 @@ func (s *settler) replace(ctx context.Context, path string, orig, next []byte, r
 	}
 }
 
-// KeptSave is a save that went into the file a change replaced and could
-// not be put back in its place: the change is in File, and what the save
-// wrote is kept in Saved, for a person to merge. Cut, if not nil, says why
+// KeptSave is a save that went into File while a change replaced it and
+// could not be put back in its place: what the save wrote is kept in
+// Saved, for a person to merge into File. Cut, if not nil, says why
 // the save may not be whole: it had not ended, or could not be read to its
 // end, when it was kept.
 type KeptSave struct {
@@ -318,7 +318,7 @@ func (k KeptSave) String() string {
 	if k.Cut != nil {
 		kept = "kept as far as it went (" + k.Cut.Error() + ")"
 	}
-	return fmt.Sprintf("%s was saved while this command replaced it, and the save could not be merged: the change is in %s, the save is %s in %s; merge it by hand, then remove %s", k.File, k.File, kept, k.Saved, k.Saved)
+	return fmt.Sprintf("%s was saved while this command replaced it, and the save could not be merged: it is %s in %s; merge it into %s by hand, then remove %s", k.File, kept, k.Saved, k.File, k.Saved)
 }
 
 // replaceKeeping is statefile.Replace (rebasing with rebase, which it
