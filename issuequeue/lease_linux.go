@@ -83,6 +83,13 @@ func (l *leased) vouches(fi os.FileInfo) bool {
 	return err == nil && os.SameFile(mine, fi) && !l.broken()
 }
 
+// at reports whether the leased file is the one at path.
+func (l *leased) at(path string) bool {
+	mine, err := l.f.Stat()
+	fi, lerr := os.Lstat(path)
+	return err == nil && lerr == nil && os.SameFile(mine, fi)
+}
+
 // release gives the lease up, keeping the descriptor.
 func (l *leased) release() { _, _ = fcntlInt(l.f, unix.F_SETLEASE, unix.F_UNLCK) }
 

@@ -32,16 +32,16 @@ const (
 // settler is the waiting budget of one command.
 type settler struct {
 	deadline time.Time
-	keep     int        // how many saves into a just replaced file a change puts back (keepOne)
 	kept     []KeptSave // the saves it could not put back, kept beside their files
 	lost     []error    // the saves it could not keep either
-	// swapped, if not nil, is called when replaceKeeping has put the new
-	// file in place, before it leases it. Tests set it.
-	swapped func()
+	// replaced, if not nil, is called when replaceKeeping's Replace has
+	// returned, before it looks for saves into the replaced file. Tests
+	// set it.
+	replaced func()
 }
 
 func newSettler() *settler {
-	return &settler{deadline: time.Now().Add(SettleTime), keep: keepOne}
+	return &settler{deadline: time.Now().Add(SettleTime)}
 }
 
 // stamp identifies a version of a file without reading it.
@@ -339,15 +339,16 @@ func (k KeptSave) String() string {
 //
 // A save that is not put back is never dropped: it is kept beside the file
 // (see statefile.SetAside) and noted in s.kept, and what is in place
-// stands. That is so for a save into the file put back in place (what
-// it was made on cannot be known: merging it could undo the change or the
-// first save), a save when someone saved into the new file meanwhile (the
-// later save stands, as any later save does), a save that does not end
-// within SettleTime, and where the new file cannot be leased. Waiting for a
-// save may take up to SettleTime past the command's budget, as a save
-// takes milliseconds; there are at most two such waits.
+// stands. That is so for a second save, into the file the put-back
+// replaced (what it was made on cannot be known: merging it could undo the
+// change or the first save), a save when someone saved into the new file
+// meanwhile (the later save stands, as any later save does), a save that
+// does not end within SettleTime, and where the new file cannot be leased.
+// Waiting for a save may take up to SettleTime past the command's budget,
+// as a save takes milliseconds: up to twice, for the first save and a
+// second.
 //
-// What remains is a save that opens the replaced file in the microseconds
+// What remains is a save that opens the replaced file in the moment
 // between the last check of its lease and the closing of the tool's
 // descriptor: it writes into the replaced file after the tool has let it
 // go.
@@ -377,14 +378,15 @@ func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []
 		}
 		return b, err
 	}, opt)
-	if l == nil || err != nil {
-		if l != nil {
-			l.close()
-		}
-		return err
+	if err == nil && s.replaced != nil {
+		s.replaced()
 	}
-	if s.swapped != nil {
-		s.swapped()
+	if l == nil || err != nil || l.at(path) {
+		// Nothing was swapped (the file held what the change makes of
+		// it): a save into the leased file is a save into the file in
+		// place, and stands.
+		l.close()
+		return err
 	}
 	replaced := orig
 	if *seen != nil {
@@ -400,7 +402,7 @@ func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []
 			return conflict
 		}
 		var nl *leased
-		if i < s.keep {
+		if i == 0 { // only the first save is put back
 			nl, _ = lease(path) // before the save goes on
 		}
 		l.release()
@@ -434,10 +436,6 @@ func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []
 		l, replaced, placed = nl, cur, want
 	}
 }
-
-// keepOne is how many saves into a just replaced file one change puts
-// back: the first; a save into the file put back is kept beside it.
-const keepOne = 1
 
 // setAside keeps theirs, a save that went into a replaced file and could
 // not be put back, beside path and notes it in s.kept; cut, if not nil,

@@ -18,10 +18,11 @@ import (
 // swap, writes into the file that no longer has the name. That save is
 // never lost: it is put back with the change re-applied on top while it
 // can be, even when the command's waiting budget is already spent, and
-// kept beside the file, noted for a warning, when it cannot. A second save
-// into the file put back, or a save into the new file made before the tool
-// holds it, is never merged blindly either: what is in place stands, and
-// the other save is kept beside it, whole.
+// kept beside the file, noted for a warning, when it cannot. A second save,
+// into the file the put-back replaced, or a save into the new file made
+// before the tool holds it, is never merged blindly either: what is in
+// place stands, and the other save is kept beside it, whole. A change that
+// swaps nothing in leaves a save into the file alone.
 func TestSaveIntoReplacedFileIsKept(t *testing.T) {
 	const (
 		before = "line one\nline two\n"
@@ -35,13 +36,16 @@ func TestSaveIntoReplacedFileIsKept(t *testing.T) {
 		s        *settler
 		second   string // saved while the first is put back
 		early    string // saved into the new file before the tool leases it
+		writing  bool   // the new file is open for writing when the tool would lease it
+		same     bool   // the change writes what the file holds: nothing is swapped
 		conflict bool   // the change conflicts with the first save
 		want     string // the file at the end
 		kept     []string
 	}{
 		{name: "put back", s: newSettler(), want: first + change},
-		{name: "put back with the budget spent", s: &settler{deadline: time.Now().Add(-time.Second), keep: keepOne}, want: first + change},
-		{name: "kept beside when none may be put back", s: &settler{deadline: time.Now().Add(SettleTime), keep: 0}, want: before + change, kept: []string{first}},
+		{name: "put back with the budget spent", s: &settler{deadline: time.Now().Add(-time.Second)}, want: first + change},
+		{name: "kept beside when the new file cannot be leased", s: newSettler(), writing: true, want: before + change, kept: []string{first}},
+		{name: "nothing swapped: the save stands", s: newSettler(), same: true, want: first},
 		{name: "a second save into the file put back", s: newSettler(), second: second, want: first + change, kept: []string{second}},
 		{name: "a save into the new file first", s: newSettler(), early: early, want: early, kept: []string{first}},
 		{name: "a conflict, then a second save", s: newSettler(), conflict: true, second: second, want: first, kept: []string{second}},
@@ -89,14 +93,29 @@ func TestSaveIntoReplacedFileIsKept(t *testing.T) {
 				}
 				return append(cur[:len(cur):len(cur)], change...), nil
 			}
-			if tc.early != "" {
-				tc.s.swapped = func() {
+			switch {
+			case tc.early != "":
+				tc.s.replaced = func() {
 					if err := saveInPlace(path, tc.early); err != nil {
 						t.Error(err)
 					}
 				}
+			case tc.writing:
+				tc.s.replaced = func() {
+					f, err := os.OpenFile(path, os.O_WRONLY, 0)
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { f.Close() })
+				}
+			case tc.same:
+				tc.s.replaced = func() { saveDuring(first) }
 			}
-			err := tc.s.replaceKeeping(t.Context(), path, []byte("stale\n"), []byte("stale\n"+change), rebase, new([]byte), nil)
+			orig, next := []byte("stale\n"), []byte("stale\n"+change)
+			if tc.same {
+				orig, next = []byte(before), []byte(before)
+			}
+			err := tc.s.replaceKeeping(t.Context(), path, orig, next, rebase, new([]byte), nil)
 			for range started {
 				if err := <-editors; err != nil {
 					t.Fatal(err)
