@@ -116,14 +116,17 @@ func tempTarget(name string) (string, bool) {
 // put in place: "<name>.saved-<hex>", which Cleanup leaves alone.
 func savedName(path string) string { return path + ".saved-" + randomHex() }
 
-// SetAsideBeside returns the files that SetAside wrote beside path and
-// that are still there, sorted.
+// SetAsideBeside returns the saves kept beside path, named as savedName
+// names them (by SetAside, or by Replace when two saves raced with it), in
+// the order of their names.
 func SetAsideBeside(path string) []string {
-	names, _ := filepath.Glob(path + ".saved-*") // the pattern is valid
+	dir, name := splitPath(path)
+	entries, _ := os.ReadDir(dir) // sorted by name; unreadable: none found
 	var out []string
-	for _, name := range names {
-		if hex := strings.TrimPrefix(name, path+".saved-"); len(hex) == 16 && strings.Trim(hex, "0123456789abcdef") == "" {
-			out = append(out, name)
+	for _, e := range entries {
+		hex, ok := strings.CutPrefix(e.Name(), name+".saved-")
+		if ok && len(hex) == 16 && strings.Trim(hex, "0123456789abcdef") == "" {
+			out = append(out, filepath.Join(dir, e.Name()))
 		}
 	}
 	return out

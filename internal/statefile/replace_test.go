@@ -410,3 +410,25 @@ func TestReplaceMarksWholeFiles(t *testing.T) {
 		t.Error("a file appended to in place still counts as written whole")
 	}
 }
+
+// The saves kept beside a file are found by their names alone, in a
+// directory whose own name has characters a glob would read as a pattern.
+func TestSetAsideBesideFindsKeptSaves(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "proj[1]*")
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "issue_queue.md")
+	saved, err := SetAside(path, []byte("a person's save\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, other := range []string{"issue_queue.md.saved-notakeptsave", "issue_queue.md.saved-0123456789ABCDEF", "state.md.saved-0123456789abcdef"} {
+		if err := os.WriteFile(filepath.Join(dir, other), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := SetAsideBeside(path); len(got) != 1 || got[0] != saved {
+		t.Errorf("SetAsideBeside = %q, want [%q]", got, saved)
+	}
+}
