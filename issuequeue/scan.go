@@ -143,7 +143,8 @@ func (s *scan) lineEnd(i int) int {
 // is scanned in two halves at once (see scanSplit).
 func scanBlocks(src []byte) *scan {
 	if len(src) >= splitFrom {
-		return scanSplit(src, len(src)/2)
+		s, _ := scanSplit(src, len(src)/2)
+		return s
 	}
 	return scanOnePass(src, splitLines(src))
 }
@@ -175,11 +176,12 @@ func newScan(src []byte, lines []int) *scan {
 // on, unless the first half leaves a code fence or HTML block open at the
 // seam, or goldmark reads a list or block quote as reaching over it, or
 // the halves read more link definitions than one file may: then the file
-// is scanned again in one pass. The result is the one-pass scan's, exactly.
-func scanSplit(src []byte, mid int) *scan {
+// is scanned again in one pass. The result is the one-pass scan's, exactly;
+// split reports whether it came from the two halves.
+func scanSplit(src []byte, mid int) (s *scan, split bool) {
 	cut := seamAfter(src, mid)
 	if cut < 0 {
-		return scanOnePass(src, splitLines(src))
+		return scanOnePass(src, splitLines(src)), false
 	}
 	// The line starts of the two halves are found at once, into one
 	// array: counted first, then filled.
@@ -222,7 +224,7 @@ func scanSplit(src []byte, mid int) *scan {
 	ok := a.blocks(0, seam)
 	<-scanned
 	if !ok || a.defsRead+b.defsRead > maxDefsFile {
-		return scanOnePass(src, lines)
+		return scanOnePass(src, lines), false
 	}
 	a.headings = joinHalves(headings, a.headings, b.headings)
 	a.paras = joinHalves(paras, a.paras, b.paras)
@@ -241,7 +243,7 @@ func scanSplit(src []byte, mid int) *scan {
 		a.md = b.md
 	}
 	a.atxTitles()
-	return a
+	return a, true
 }
 
 // seamAfter returns the offset of the first line starting at or after off
