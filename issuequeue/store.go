@@ -160,8 +160,8 @@ type Store struct {
 	// issue of the queue an update reads: the issues it leaves alone.
 	Warn func([]Finding)
 	// Kept, if not nil, is called with each save a change could not merge
-	// and kept beside its file instead (see KeptSave): the change stands,
-	// and a person must merge the save.
+	// and kept beside its file instead (see KeptSave): what is in place
+	// stands, and a person must merge the save.
 	Kept func(KeptSave)
 
 	// betweenWrites, if not nil, is called between the first and the
@@ -206,6 +206,11 @@ type Change struct {
 // written, without the issue fn looks for, or in conflict with the change)
 // is read again once the save is over, for up to SettleTime, before any of
 // these errors is reported.
+//
+// A save that went into a file the change replaced, and that could not be
+// put back, is kept beside the file and told to Kept (see KeptSave); one
+// that could not even be kept (the disk is full) is an error returned
+// after the change was made.
 func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change, error)) (err error) {
 	if fi, err := os.Stat(s.Dir); err != nil || !fi.IsDir() {
 		return &NoStateDirError{Dir: s.Dir}
