@@ -38,14 +38,14 @@ type cli struct {
 	env  []string
 }
 
-// skipShort skips, under -short (the race detector's run), a test that
-// counts kills landing at random instants or holds a command to a wall-clock
-// bound ("exits at once"): the detector's slowdown changes what such a test
-// can count or time, not what it proves, and the plain run keeps them.
+// skipShort skips, under -short, a test that counts kills landing at
+// random instants or holds a command to a wall-clock bound ("exits at
+// once"): a slowed run, such as the race detector's, changes what such a
+// test can count or time, not what it proves, and the plain run keeps them.
 func skipShort(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
-		t.Skip("-short (the race detector's run): a storm test whose counts depend on speed")
+		t.Skip("-short: a storm test whose counts depend on speed")
 	}
 }
 

@@ -170,9 +170,6 @@ func pick(q *issuequeue.Queue, ok func(*issuequeue.Issue) bool) string {
 	return ids[rand.N(len(ids))]
 }
 
-// killDuring runs a command and kills it with SIGKILL: at a random instant,
-// or just after its first temporary file appears (targeted). between says
-// that the kill left an intent record: it landed between two writes.
 // killMoment is when killDuring kills a command.
 type killMoment int
 
@@ -182,6 +179,9 @@ const (
 	killBetweenWrites                   // within 3 ms after the record of a change of several files appears
 )
 
+// killDuring runs a command and kills it with SIGKILL at the moment when
+// says, if it is still running then. between says that the kill left an
+// intent record: it landed between two writes.
 func killDuring(ctx context.Context, t *testing.T, c *cli, env []string, when killMoment, args []string) (killed, between bool) {
 	t.Helper()
 	var r result
