@@ -20,8 +20,8 @@
 # report rules read their results and another goroutine hashes; its CPU
 # time counts every thread, so on an idle machine its wall time is below
 # its CPU time, and sharing the work out costs some CPU time of its own.
-# sha256sum and --raw use one processor (--raw reads and hashes on two
-# goroutines). The bars are on the wall time; the CPU ratios are printed
+# sha256sum uses one processor; --raw reads and hashes on two goroutines.
+# The bars are on the wall time; the CPU ratios are printed
 # after them, for what the work costs. Each command runs RUNS times
 # (default 5), interleaved; the wall ratio of each run is taken and the
 # median counts (see below); peak RSS is the largest seen. The

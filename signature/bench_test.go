@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"crypto/sha256"
 	"io"
-	"path/filepath"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -131,15 +129,20 @@ func BenchmarkSHA256(b *testing.B) {
 // corpusOutput returns the failure corpus's outputs of the projects in
 // language lang ("" for all), concatenated and repeated to at least 4 MiB.
 func corpusOutput(b testing.TB, lang string) []byte {
+	one := corpusOnce(b, lang)
+	out := make([]byte, 0, 4<<20+len(one))
+	for len(out) < 4<<20 {
+		out = append(out, one...)
+	}
+	return out
+}
+
+// corpusOnce returns the failure corpus's outputs of the projects in
+// language lang ("" for all), concatenated once.
+func corpusOnce(b testing.TB, lang string) []byte {
 	var one []byte
 	for _, set := range corpusSets {
-		paths, _ := filepath.Glob(filepath.Join("testdata", "corpus", set, "*.txtar.gz"))
-		sort.Strings(paths)
-		for _, path := range paths {
-			p, err := readCorpusArchive(path)
-			if err != nil {
-				b.Fatal(err)
-			}
+		for _, p := range readCorpus(b, set) {
 			if lang != "" && p.lang != lang {
 				continue
 			}
@@ -153,11 +156,7 @@ func corpusOutput(b testing.TB, lang string) []byte {
 	if len(one) == 0 {
 		b.Fatalf("no corpus output in %q", lang)
 	}
-	out := make([]byte, 0, 4<<20+len(one))
-	for len(out) < 4<<20 {
-		out = append(out, one...)
-	}
-	return out
+	return one
 }
 
 // BenchmarkRules normalizes each runner's real failing output (the

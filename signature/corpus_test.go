@@ -83,7 +83,7 @@ var corpusSets = []string{"train", "holdout", "blind", "blind2", "blind3", "blin
 var corpusRuns = []string{"a", "b", "c", "s"}
 
 // readCorpus reads every archive of one set.
-func readCorpus(t *testing.T, set string) []*corpusProject {
+func readCorpus(t testing.TB, set string) []*corpusProject {
 	t.Helper()
 	paths, err := filepath.Glob(filepath.Join("testdata", "corpus", set, "*.txtar.gz"))
 	if err != nil {

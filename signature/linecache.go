@@ -13,8 +13,9 @@ import "hash/maphash"
 //
 // The table is direct-mapped: a line's hash picks one slot, which holds
 // the last line that hashed there. Lines longer than cacheMaxLine are not
-// kept, so that the table stays under about cacheSlots*cacheMaxLine*2
-// bytes.
+// kept, so that a table, which keeps each line as read, as prepared and as
+// normalized, stays under about cacheSlots*cacheMaxLine*3 bytes; there is
+// one for each pipeline worker and one for the report rules.
 //
 // Output that does not repeat itself (generated test output, a log of
 // distinct records) would pay for the hashing and copying and gain

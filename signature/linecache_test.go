@@ -14,7 +14,7 @@ import (
 // found in the table or not.
 func TestLineCacheChangesNothing(t *testing.T) {
 	r := compileSet(t, Current, "/home/ci/src/app")
-	lines := bytes.Split(corpusOutput(t, ""), []byte("\n"))
+	lines := bytes.Split(corpusOnce(t, ""), []byte("\n"))
 	lines = append(lines,
 		[]byte("\x1b[31m--- FAIL: TestX (0.01s)\x1b[0m"),
 		[]byte("50%\r100% /tmp/x.go:12"),

@@ -87,8 +87,8 @@ func (st *stream) startPipeline(workers int, slowTests bool) {
 	// Batches in flight: four for each worker, and some for the reader
 	// and the report rules, so that a worker or the report rules that
 	// fall behind a moment do not stop the others. With two workers they
-	// hold about 2 MiB; with five, signing real output took about 2%
-	// longer (median of 11 runs).
+	// hold about 2 MiB; with five for each worker, signing real output
+	// took about 2% longer (median of 11 runs).
 	n := 4*workers + 4
 	p := &pipeline{
 		st:        st,
