@@ -211,21 +211,16 @@ type Change struct {
 // put back, is kept beside the file and told to Kept (see KeptSave); one
 // that could not even be kept (the disk is full) is an error returned
 // after the change was made.
-func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change, error)) (err error) {
+func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change, error)) error {
 	if fi, err := os.Stat(s.Dir); err != nil || !fi.IsDir() {
 		return &NoStateDirError{Dir: s.Dir}
 	}
-	lk, err := s.lock(ctx)
-	if err != nil {
-		return err
-	}
-	defer lk.Unlock()
+	return s.locked(ctx, func(set *settler) error { return s.update(ctx, set, fn) })
+}
 
-	set := newSettler()
-	defer func() { err = errors.Join(err, s.report(set)) }()
-	if err := s.recoverIntent(ctx, set); err != nil {
-		return err
-	}
+// update is Update under the write lock, with a change a killed command
+// left half done completed.
+func (s *Store) update(ctx context.Context, set *settler, fn func(q *Queue, st *State) (Change, error)) (err error) {
 	var (
 		qOrig, sOrig []byte
 		q            *Queue
@@ -422,27 +417,33 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 	return nil
 }
 
-// lock takes the write lock.
-func (s *Store) lock(ctx context.Context) (*statefile.Lock, error) {
+// Recover takes the write lock and completes a change that a command
+// killed between two writes left half done (see IntentFile). Every Update
+// does so first.
+func (s *Store) Recover(ctx context.Context) error {
+	return s.locked(ctx, func(*settler) error { return nil })
+}
+
+// locked takes the write lock, completes a change a killed command left
+// half done, and calls fn, all with one settler. Before the lock is let go
+// of, the saves the settler kept aside are told to Kept, and those it could
+// not keep are joined to the error.
+func (s *Store) locked(ctx context.Context, fn func(set *settler) error) (err error) {
 	wait := s.LockWait
 	if wait == 0 {
 		wait = DefaultLockWait
 	}
-	return statefile.LockWrite(ctx, s.Dir, wait, statefile.Owner{Command: s.Command})
-}
-
-// Recover takes the write lock and completes a change that a command
-// killed between two writes left half done (see IntentFile). Every Update
-// does so first.
-func (s *Store) Recover(ctx context.Context) (err error) {
-	lk, err := s.lock(ctx)
+	lk, err := statefile.LockWrite(ctx, s.Dir, wait, statefile.Owner{Command: s.Command})
 	if err != nil {
 		return err
 	}
 	defer lk.Unlock()
 	set := newSettler()
 	defer func() { err = errors.Join(err, s.report(set)) }()
-	return s.recoverIntent(ctx, set)
+	if err := s.recoverIntent(ctx, set); err != nil {
+		return err
+	}
+	return fn(set)
 }
 
 // report tells Kept of the saves set kept aside, and returns an error for
