@@ -1,6 +1,7 @@
 package issuequeue
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"testing"
@@ -56,5 +57,99 @@ func TestLeaseOutranksAChanceMark(t *testing.T) {
 	editor.Close()
 	if !<-done {
 		t.Error("wait took the half save as final")
+	}
+}
+
+// openForWriting opens the file at path for writing, as an editor that has
+// not finished its save holds it, with its modification time an hour ago:
+// long enough ago that a save would have ended. It skips the test where no
+// lease can be taken.
+func openForWriting(t *testing.T, path string) *os.File {
+	t.Helper()
+	if l, err := lease(path); l == nil && err == nil {
+		t.Skip("no leases here (another user's file or a network file system)")
+	} else {
+		l.close()
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { f.Close() })
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(path, old, old); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// An editor that truncated the file and then stalled (a loaded machine, a
+// stopped process) leaves it empty and unchanged for longer than a save
+// takes, and still has it open for writing. Where a lease can tell, that
+// is a save going on, whatever the modification time says: busy says so,
+// and wait does not take the empty file as final until the budget is spent.
+func TestStalledSaveIsASaveGoingOn(t *testing.T) {
+	path := filepath.Join(t.TempDir(), QueueFile)
+	write(t, path, "")
+	editor := openForWriting(t, path)
+	s := newSettler()
+	if !s.busy(path, []byte{}) {
+		t.Error("busy: an empty file still open for writing counts as settled because it was truncated long ago")
+	}
+	const budget = 150 * time.Millisecond
+	s = &settler{deadline: time.Now().Add(budget)}
+	start := time.Now()
+	if s.wait(t.Context(), path, []byte{}) {
+		t.Fatal("wait reports a change that was not made")
+	}
+	if took := time.Since(start); took < budget {
+		t.Errorf("wait took the empty file as final after %v, with the editor still writing and %v of budget left", took, budget-took)
+	}
+	// Once the save ends, wait sees it.
+	s = newSettler()
+	done := make(chan bool)
+	go func() { done <- s.wait(t.Context(), path, []byte{}) }()
+	if _, err := editor.Write([]byte(intentQueue)); err != nil {
+		t.Fatal(err)
+	}
+	editor.Close()
+	if !<-done {
+		t.Error("wait took the empty file as final though the save ended")
+	}
+}
+
+// A process that keeps a state file open for writing without writing (a
+// shell's "exec 3>>issue_queue.md", a stalled editor) never lets a change
+// be made safely: what it writes later would go into the replaced file.
+// Update waits for it up to its budget and then refuses with a
+// *SavingError, having written nothing; it does not spin.
+func TestUpdateRefusesAFileHeldOpenForWriting(t *testing.T) {
+	for _, file := range []string{QueueFile, StateFile} {
+		t.Run(file, func(t *testing.T) {
+			s := newIntentStore(t)
+			queue, state := read(t, s.Queue()), read(t, s.State())
+			openForWriting(t, filepath.Join(s.Dir, file))
+			done := make(chan error, 1)
+			start := time.Now()
+			go func() { done <- s.Update(t.Context(), retryChange) }()
+			select {
+			case err := <-done:
+				var se *SavingError
+				if !errors.As(err, &se) || se.File != filepath.Join(s.Dir, file) {
+					t.Errorf("Update: %v, want a *SavingError for %s", err, file)
+				}
+				if took := time.Since(start); took < SettleTime {
+					t.Errorf("Update refused after %v, before its budget of %v was spent", took, SettleTime)
+				}
+			case <-time.After(10 * SettleTime):
+				t.Fatalf("Update did not return within %v of a budget of %v", 10*SettleTime, SettleTime)
+			}
+			if read(t, s.Queue()) != queue || read(t, s.State()) != state {
+				t.Error("Update wrote a file while one of them was held open for writing")
+			}
+			if _, err := os.Stat(s.Intent()); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("an intent record was left behind: %v", err)
+			}
+		})
 	}
 }

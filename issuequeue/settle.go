@@ -92,13 +92,13 @@ func (s *settler) saving(path string, seen []byte) bool {
 }
 
 // busy reports whether the file at path, read as seen (nil: missing), may
-// be in the middle of a save: changed a moment ago and, where leases tell,
-// open for writing or changed since it was read; where they cannot tell,
-// not put in place whole by the tool.
+// be in the middle of a save: where leases tell, open for writing, or
+// changed a moment ago and since it was read; where they cannot tell,
+// changed a moment ago and not put in place whole by the tool.
 func (s *settler) busy(path string, seen []byte) bool {
 	st := stampOf(path)
 	now := time.Now()
-	switch state, same := recentLease(now, st, path, seen); state {
+	switch state, same := leaseOf(now, st, path, seen); state {
 	case leaseFree:
 		return !same
 	case leaseWriting:
@@ -107,14 +107,27 @@ func (s *settler) busy(path string, seen []byte) bool {
 	return !settled(now, st.settledAt())
 }
 
-// recentLease is what a lease tells (see leasedHolds) about the file at
-// path, stamped st, if it changed a moment ago; leaseUnknown if it is
-// missing or was left alone long enough that no save is going on. Where a
-// lease tells, it is the answer, whatever the modification time says: one
-// file in a thousand saved in place has the tool's mark by chance (see
-// statefile.WrittenWhole).
-func recentLease(now time.Time, st stamp, path string, seen []byte) (leaseState, bool) {
-	if st.fi == nil || settled(now, st.fi.ModTime().Add(settleQuiet)) {
+// leaseOf is what a lease tells (see leasedHolds) about the file at path,
+// stamped st; leaseUnknown if it is missing. Where a lease tells, it is the
+// answer, whatever the modification time says: one file in a thousand
+// saved in place has the tool's mark by chance (see
+// statefile.WrittenWhole), and an editor that truncated the file and then
+// stalled (a loaded machine, a process stopped) leaves it unchanged for
+// longer than a save takes while it still has it open for writing.
+//
+// A file left alone longer than a save takes is only asked whether a
+// process has it open for writing: comparing it with seen would read it
+// again, on every command, for nothing.
+func leaseOf(now time.Time, st stamp, path string, seen []byte) (leaseState, bool) {
+	switch {
+	case st.fi == nil:
+		return leaseUnknown, false
+	case settled(now, st.fi.ModTime().Add(settleQuiet)):
+		l, err := lease(path)
+		l.close()
+		if err == errWriting {
+			return leaseWriting, false
+		}
 		return leaseUnknown, false
 	}
 	return leasedHolds(path, seen)
@@ -184,7 +197,7 @@ func (s *settler) wait(ctx context.Context, path string, seen []byte) bool {
 			return true
 		}
 		quiet := cur.settledAt()
-		switch state, same := recentLease(now, cur, path, seen); state {
+		switch state, same := leaseOf(now, cur, path, seen); state {
 		case leaseFree:
 			// No one has the file open for writing: what it holds now
 			// is final.
@@ -283,6 +296,9 @@ func (s *settler) replace(ctx context.Context, path string, orig, next []byte, r
 			return err
 		}
 		for {
+			if err := ctx.Err(); err != nil {
+				return err // interrupted: the next command completes the change
+			}
 			cur, rerr := readSettled(path)
 			if rerr != nil {
 				return rerr

@@ -240,6 +240,9 @@ func (s *Store) update(ctx context.Context, set *settler, fn func(q *Queue, st *
 		}
 	}()
 	for {
+		if err := ctx.Err(); err != nil {
+			return err // interrupted while waiting: nothing is written yet
+		}
 		if qOrig, err = readSettled(s.Queue()); err != nil {
 			return err
 		}

@@ -89,6 +89,9 @@ var usageHints = []func(error) ([]string, bool){
 	}),
 	hintFor[*issuequeue.NoStateDirError]("run 'orchestrator init' to create it, or pass --dir DIR"),
 	hintFor[*issuequeue.ConflictError]("someone edited the file at the same moment; run the command again"),
+	hintFrom(func(se *issuequeue.SavingError) string {
+		return "someone is still writing it (an editor in the middle of a save, or a program that keeps it open for writing: 'fuser " + se.File + "' names it); run the command again once they have finished"
+	}),
 	hintFor[*issuequeue.NotFoundError]("'orchestrator status' lists the issues"),
 	hintFor[*config.Error]("fix the configuration; the config.toml that 'orchestrator init' writes explains every key"),
 	hintFor[*orchestrator.LoopCommandError]("set [loop] command in config.toml to the script that runs one loop (run in the directory that holds the state directory)"),
