@@ -1,9 +1,11 @@
 package issuequeue
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -151,5 +153,109 @@ func TestUpdateRefusesAFileHeldOpenForWriting(t *testing.T) {
 				t.Errorf("an intent record was left behind: %v", err)
 			}
 		})
+	}
+}
+
+// A change of the queue and the state that cannot write the state once the
+// queue is written (a save of the state that does not end) is half made:
+// it says so, and not "nothing was written", so that no one runs it again;
+// the next command completes it, once.
+func TestUpdateStoppedAfterItsFirstWriteSaysSo(t *testing.T) {
+	s := newIntentStore(t)
+	var holder *os.File
+	s.betweenWrites = func() error {
+		holder = openForWriting(t, s.State())
+		return nil
+	}
+	start := time.Now()
+	err := s.Update(t.Context(), retryChange)
+	var ue *UnfinishedError
+	if !errors.As(err, &ue) {
+		t.Fatalf("Update: %v, want an *UnfinishedError", err)
+	}
+	if strings.Contains(err.Error(), "nothing was written") {
+		t.Errorf("Update says nothing was written, after writing the queue: %v", err)
+	}
+	if took := time.Since(start); took < SettleTime {
+		t.Errorf("the state's save was given up after %v, before the %v the rest of a change gets", took, SettleTime)
+	}
+	if !strings.Contains(read(t, s.Queue()), "| Retry-Count | 3 |") {
+		t.Fatal("the queue was not written first")
+	}
+	holder.Close()
+	s.betweenWrites = nil
+	mustRecover(t, s)
+	if q := read(t, s.Queue()); !strings.Contains(q, "| Retry-Count | 3 |") || strings.Count(q, "| 2 | bang |") != 1 {
+		t.Errorf("the queue after the change was completed:\n%s", q)
+	}
+	if st := read(t, s.State()); !strings.Contains(st, "| total_auto_retries | 3 |") {
+		t.Errorf("the state was not completed:\n%s", st)
+	}
+}
+
+// A command interrupted while it waits for a save to end stops: it gives
+// the interruption, not a verdict on half a file, and writes nothing.
+func TestUpdateInterruptedWhileWaiting(t *testing.T) {
+	s := newIntentStore(t)
+	queue := read(t, s.Queue())
+	openForWriting(t, s.Queue())
+	ctx, cancel := context.WithTimeout(t.Context(), SettleTime/20)
+	defer cancel()
+	start := time.Now()
+	err := s.Update(ctx, retryChange)
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("Update: %v, want the context's end", err)
+	}
+	if took := time.Since(start); took >= SettleTime {
+		t.Errorf("Update went on for %v after it was interrupted", took)
+	}
+	if read(t, s.Queue()) != queue {
+		t.Error("an interrupted Update wrote the queue")
+	}
+	if _, err := os.Stat(s.Intent()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an intent record was left behind: %v", err)
+	}
+}
+
+// An empty state file is more often an editor's save in place, truncated
+// and not yet written, than what a person meant. Where no lease can tell,
+// it counts as settled only once left alone for as long as a command
+// waits, not after the few hundred milliseconds a save takes; where a
+// lease tells that no one is writing it, it is taken at once.
+func TestEmptyFileSettlesLateWithoutALease(t *testing.T) {
+	dir := t.TempDir()
+	empty, full := filepath.Join(dir, "empty.md"), filepath.Join(dir, "full.md")
+	write(t, empty, "")
+	write(t, full, intentQueue)
+	now := time.Now()
+	for _, tc := range []struct {
+		path    string
+		ago     time.Duration
+		settled bool
+	}{
+		{empty, SettleTime / 2, false},
+		{empty, 2 * SettleTime, true},
+		{full, SettleTime / 2, true},
+	} {
+		at := now.Add(-tc.ago)
+		if err := os.Chtimes(tc.path, at, at); err != nil {
+			t.Fatal(err)
+		}
+		st := stampOf(tc.path)
+		if got := settled(now, st.settledAt(), st.quiet()); got != tc.settled {
+			t.Errorf("%s, left alone for %v, where no lease tells: settled %v, want %v", filepath.Base(tc.path), tc.ago, got, tc.settled)
+		}
+	}
+	at := now.Add(-SettleTime / 2)
+	if err := os.Chtimes(empty, at, at); err != nil {
+		t.Fatal(err)
+	}
+	if l, err := lease(empty); l == nil && err == nil {
+		t.Skip("no leases here (another user's file or a network file system)")
+	} else {
+		l.close()
+	}
+	if newSettler().busy(empty, []byte{}) {
+		t.Error("busy: an empty file no one has open for writing is waited for, though a lease tells")
 	}
 }

@@ -72,7 +72,7 @@ func (s stamp) same(o stamp) bool {
 }
 
 // settledAt is when the file can be taken as it is: at once if the tool
-// put it in place whole; else once it has been left alone for a while
+// put it in place whole; else once it has been left alone for quiet()
 // (for a missing file, the directory: a save by renaming the old file away
 // recreates it in a moment).
 func (s stamp) settledAt() time.Time {
@@ -82,7 +82,20 @@ func (s stamp) settledAt() time.Time {
 	case statefile.WrittenWhole(s.fi):
 		return time.Time{}
 	}
-	return s.fi.ModTime().Add(settleQuiet)
+	return s.fi.ModTime().Add(s.quiet())
+}
+
+// quiet is how long a file must be left alone to count as settled where no
+// lease can tell: settleQuiet, as a save takes milliseconds; but an empty
+// file is far more often a save in place that truncated it and has not
+// written yet (an editor stalled on a loaded machine) than what a person
+// meant, and building on it would throw the queue away, so it is waited
+// for as long as a command waits at all.
+func (s stamp) quiet() time.Duration {
+	if s.fi != nil && s.fi.Size() == 0 {
+		return SettleTime
+	}
+	return settleQuiet
 }
 
 // saving reports whether the file at path, read as seen (nil: missing),
@@ -101,10 +114,12 @@ func (s *settler) busy(path string, seen []byte) bool {
 	switch state, same := leaseOf(now, st, path, seen); state {
 	case leaseFree:
 		return !same
+	case leaseIdle:
+		return false
 	case leaseWriting:
 		return true
 	}
-	return !settled(now, st.settledAt())
+	return !settled(now, st.settledAt(), st.quiet())
 }
 
 // leaseOf is what a lease tells (see leasedHolds) about the file at path,
@@ -116,17 +131,20 @@ func (s *settler) busy(path string, seen []byte) bool {
 // longer than a save takes while it still has it open for writing.
 //
 // A file left alone longer than a save takes is only asked whether a
-// process has it open for writing: comparing it with seen would read it
-// again, on every command, for nothing.
+// process has it open for writing (leaseWriting or leaseIdle): comparing it
+// with seen would read it again, on every command, for nothing.
 func leaseOf(now time.Time, st stamp, path string, seen []byte) (leaseState, bool) {
 	switch {
 	case st.fi == nil:
 		return leaseUnknown, false
-	case settled(now, st.fi.ModTime().Add(settleQuiet)):
+	case settled(now, st.fi.ModTime().Add(settleQuiet), settleQuiet):
 		l, err := lease(path)
 		l.close()
-		if err == errWriting {
+		switch {
+		case err == errWriting:
 			return leaseWriting, false
+		case l != nil:
+			return leaseIdle, false
 		}
 		return leaseUnknown, false
 	}
@@ -139,6 +157,7 @@ type leaseState int
 const (
 	leaseUnknown leaseState = iota // no lease can be taken: wait for quiet
 	leaseFree                      // no process has it open for writing
+	leaseIdle                      // as leaseFree, for a file left alone long enough: not compared
 	leaseWriting                   // a process has it open for writing
 )
 
@@ -161,11 +180,12 @@ func leasedHolds(path string, seen []byte) (leaseState, bool) {
 	return leaseFree, err == nil && same
 }
 
-// settled reports whether a file that settles at at has settled by now. A
-// time further ahead than a quiet period is another clock's (a copy from
-// another machine, a network file system), not a save going on now.
-func settled(now, at time.Time) bool {
-	return !now.Before(at) || at.After(now.Add(settleQuiet))
+// settled reports whether a file that settles at at, once left alone for
+// quiet, has settled by now. A time further ahead than that is another
+// clock's (a copy from another machine, a network file system), not a save
+// going on now.
+func settled(now, at time.Time, quiet time.Duration) bool {
+	return !now.Before(at) || at.After(now.Add(quiet))
 }
 
 // SavingError reports a state file that was still being written by
@@ -179,6 +199,15 @@ func (e *SavingError) Error() string {
 
 // left reports whether the budget is not spent.
 func (s *settler) left() bool { return time.Now().Before(s.deadline) }
+
+// extend gives the rest of a change that has made its first write a
+// budget of its own: it must be made, and a save going on takes
+// milliseconds.
+func (s *settler) extend() {
+	if by := time.Now().Add(SettleTime); by.After(s.deadline) {
+		s.deadline = by
+	}
+}
 
 // wait is called when what the file at path held (seen; nil: missing)
 // does not make sense for the command, or may be half a save. It waits
@@ -196,16 +225,18 @@ func (s *settler) wait(ctx context.Context, path string, seen []byte) bool {
 		if !cur.same(start) {
 			return true
 		}
-		quiet := cur.settledAt()
+		quiet, d := cur.settledAt(), cur.quiet()
 		switch state, same := leaseOf(now, cur, path, seen); state {
 		case leaseFree:
 			// No one has the file open for writing: what it holds now
 			// is final.
 			return !same
+		case leaseIdle:
+			quiet = time.Time{} // no one is writing it: it is final
 		case leaseWriting:
-			quiet = now.Add(settleQuiet) // not settled, whatever the mark says
+			quiet, d = now.Add(settleQuiet), settleQuiet // not settled, whatever the mark says
 		}
-		if settled(now, quiet) {
+		if settled(now, quiet, d) {
 			// Unless the content changed unseen (a save of the same
 			// size within the clock's resolution), it is final.
 			b, err := readSettled(path)
@@ -375,6 +406,9 @@ func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []
 	l, err := lease(path)
 	if err == errWriting {
 		pre.Discard()
+		if !s.left() {
+			return &SavingError{File: path}
+		}
 		return errSaving
 	}
 	*seen = nil

@@ -57,6 +57,26 @@ func (p Paths) KeptFindings() []Finding {
 	return out
 }
 
+// UnfinishedError reports a change of several files that stopped after
+// its first write: the intent record (see IntentFile) holds the rest, and
+// the next command completes it. Running the command again would make the
+// change twice.
+type UnfinishedError struct {
+	Err    error  // why it stopped
+	Intent string // the intent record
+}
+
+func (e *UnfinishedError) Error() string {
+	why := e.Err.Error()
+	var se *SavingError
+	if errors.As(e.Err, &se) {
+		why = se.File + " is being written by someone else and did not settle in time"
+	}
+	return why + "; the change is half made, and the next command completes it from " + e.Intent
+}
+
+func (e *UnfinishedError) Unwrap() error { return e.Err }
+
 // NoStateDirError reports a state directory that does not exist.
 type NoStateDirError struct{ Dir string }
 
@@ -211,6 +231,10 @@ type Change struct {
 // put back, is kept beside the file and told to Kept (see KeptSave); one
 // that could not even be kept (the disk is full) is an error returned
 // after the change was made.
+//
+// A change of several files that stops after its first write (a save of
+// the other file that does not end, the context done) fails with an
+// *UnfinishedError: the next Update or Recover completes it.
 func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change, error)) error {
 	if fi, err := os.Stat(s.Dir); err != nil || !fi.IsDir() {
 		return &NoStateDirError{Dir: s.Dir}
@@ -228,8 +252,18 @@ func (s *Store) update(ctx context.Context, set *settler, fn func(q *Queue, st *
 		ch           Change
 		sNext        []byte
 		intended     bool
+		wrote        bool // the first of the change's writes is made
 		sAhead       *ahead
 	)
+	// verdict is err, the verdict on what was read, unless the command was
+	// interrupted while it waited for a save to end: then it saw too
+	// little to give one.
+	verdict := func(err error) error {
+		if cerr := ctx.Err(); cerr != nil {
+			return cerr
+		}
+		return err
+	}
 	// The new files go to disk while the intent is recorded (see
 	// writeAhead): a temporary file is no one's until it is put in place.
 	// What is written ahead and not put in place is removed.
@@ -274,13 +308,13 @@ func (s *Store) update(ctx context.Context, set *settler, fn func(q *Queue, st *
 			if set.wait(ctx, s.Queue(), qOrig) {
 				continue
 			}
-			return err
+			return verdict(err)
 		}
 		if err = st.Err(); err != nil {
 			if set.wait(ctx, s.State(), sOrig) {
 				continue
 			}
-			return err
+			return verdict(err)
 		}
 		if s.Warn != nil && len(q.Quarantined) > 0 {
 			s.Warn(q.QuarantineFindings())
@@ -297,7 +331,10 @@ func (s *Store) update(ctx context.Context, set *settler, fn func(q *Queue, st *
 			}
 		}
 		if err != nil {
-			return err
+			return verdict(err)
+		}
+		if err := ctx.Err(); err != nil {
+			return err // interrupted while waiting: nothing is written yet
 		}
 		var moves []intentMove
 		var archived *Queue
@@ -359,14 +396,16 @@ func (s *Store) update(ctx context.Context, set *settler, fn func(q *Queue, st *
 			}
 			// The archive holds the issues now: from here on a failed
 			// write is completed by the next command.
+			wrote = true
 			if s.betweenWrites != nil {
 				if err := s.betweenWrites(); err != nil {
 					return err
 				}
 			}
+			set.extend()
 			err := set.replace(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) { return q.Rebase(cur, ch.Queue...) }, nil)
 			if err != nil {
-				return err
+				return &UnfinishedError{Err: err, Intent: s.Intent()}
 			}
 			break
 		}
@@ -393,6 +432,7 @@ func (s *Store) update(ctx context.Context, set *settler, fn func(q *Queue, st *
 			}
 			return err
 		}
+		wrote = true
 		break
 	}
 	if intended && s.betweenWrites != nil {
@@ -400,14 +440,27 @@ func (s *Store) update(ctx context.Context, set *settler, fn func(q *Queue, st *
 			return err
 		}
 	}
+	if wrote {
+		// The rest of the change must be made: a save of the state file
+		// going on now gets a wait of its own.
+		set.extend()
+	}
 	if len(ch.State) > 0 {
 		err := set.replace(ctx, s.State(), sOrig, sNext, func(cur []byte) ([]byte, error) { return st.Rebase(cur, ch.State...) }, sAhead.take())
-		if err != nil {
-			return err // the queue is written: the next command completes the change
+		switch {
+		case err != nil && wrote:
+			return &UnfinishedError{Err: err, Intent: s.Intent()} // the next command completes the change
+		case err != nil && intended:
+			return errors.Join(err, s.removeIntent()) // nothing was written
+		case err != nil:
+			return err
 		}
 	}
 	if err := AppendLog(ch.Log...); err != nil {
-		return err // the next command appends what is missing
+		if intended {
+			return &UnfinishedError{Err: err, Intent: s.Intent()} // the next command appends what is missing
+		}
+		return err
 	}
 	if intended {
 		if err := s.removeIntent(); err != nil {

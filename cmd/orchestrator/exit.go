@@ -82,6 +82,8 @@ func classify(err error) (int, []string) {
 // usageHints are the errors of bad input, in the order they are tried, each
 // with what a person can do about it: the exit code is exitUsage.
 var usageHints = []func(error) ([]string, bool){
+	// First: what it wraps (a save going on, a conflict) would say "run it again".
+	hintFor[*issuequeue.UnfinishedError]("do not run this command again, or the change is made twice: the next command on this directory ('orchestrator status' too) completes it"),
 	hintFor[*statefile.UnsafeFileError](""),
 	hintFor[*issuequeue.ValidationError]("fix the lines above by hand (orchestrator lint lists every problem); nothing was changed"),
 	hintFrom(func(qe *issuequeue.QuarantinedError) string {
