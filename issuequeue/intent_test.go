@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/autoretry/orchestrator/internal/statefile"
 )
 
 const intentQueue = `# Issue Queue
@@ -283,7 +285,7 @@ func writtenInPlaceAt(t *testing.T, path string, when time.Time) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	when = when.Truncate(time.Microsecond).Add(time.Duration((fi.Size() + 1) % 1000))
+	when = statefile.MarkWhole(when, fi.Size()).Add(1) // 1000 ns at most: never a mark
 	if err := os.Chtimes(path, when, when); err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ func TestLeaseOutranksAChanceMark(t *testing.T) {
 	}
 	defer editor.Close()
 	now := time.Now()
-	marked := now.Truncate(time.Microsecond).Add(time.Duration(int64(len(half)) % 1000))
+	marked := statefile.MarkWhole(now, int64(len(half)))
 	if err := os.Chtimes(path, marked, marked); err != nil {
 		t.Fatal(err)
 	}
@@ -194,26 +194,50 @@ func TestUpdateStoppedAfterItsFirstWriteSaysSo(t *testing.T) {
 }
 
 // A command interrupted while it waits for a save to end stops: it gives
-// the interruption, not a verdict on half a file, and writes nothing.
+// the interruption, not a verdict on half a file (a queue that does not
+// parse yet), and writes nothing.
 func TestUpdateInterruptedWhileWaiting(t *testing.T) {
+	for name, queue := range map[string]string{"whole": intentQueue, "half written": intentQueue + "| Summary | caf\xc3"} {
+		t.Run(name, func(t *testing.T) {
+			s := newIntentStore(t)
+			write(t, s.Queue(), queue)
+			openForWriting(t, s.Queue())
+			ctx, cancel := context.WithTimeout(t.Context(), SettleTime/20)
+			defer cancel()
+			start := time.Now()
+			err := s.Update(ctx, retryChange)
+			if !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("Update: %v, want the context's end", err)
+			}
+			if took := time.Since(start); took >= SettleTime {
+				t.Errorf("Update went on for %v after it was interrupted", took)
+			}
+			if read(t, s.Queue()) != queue {
+				t.Error("an interrupted Update wrote the queue")
+			}
+			if _, err := os.Stat(s.Intent()); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("an intent record was left behind: %v", err)
+			}
+		})
+	}
+}
+
+// The rest of a change whose first write is made gets a wait of its own:
+// a save of the state file that begins when the command's budget is spent
+// is waited for, and the change made whole.
+func TestUpdateWaitsAgainAfterItsFirstWrite(t *testing.T) {
 	s := newIntentStore(t)
-	queue := read(t, s.Queue())
-	openForWriting(t, s.Queue())
-	ctx, cancel := context.WithTimeout(t.Context(), SettleTime/20)
-	defer cancel()
-	start := time.Now()
-	err := s.Update(ctx, retryChange)
-	if !errors.Is(err, context.DeadlineExceeded) {
-		t.Errorf("Update: %v, want the context's end", err)
+	s.betweenWrites = func() error {
+		holder := openForWriting(t, s.State())
+		time.Sleep(SettleTime) // the budget of the first write is spent
+		time.AfterFunc(SettleTime/10, func() { holder.Close() })
+		return nil
 	}
-	if took := time.Since(start); took >= SettleTime {
-		t.Errorf("Update went on for %v after it was interrupted", took)
+	if err := s.Update(t.Context(), retryChange); err != nil {
+		t.Fatalf("Update: %v", err)
 	}
-	if read(t, s.Queue()) != queue {
-		t.Error("an interrupted Update wrote the queue")
-	}
-	if _, err := os.Stat(s.Intent()); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("an intent record was left behind: %v", err)
+	if !strings.Contains(read(t, s.Queue()), "| Retry-Count | 3 |") || !strings.Contains(read(t, s.State()), "| total_auto_retries | 3 |") {
+		t.Errorf("the change was not made whole:\n%s\n%s", read(t, s.Queue()), read(t, s.State()))
 	}
 }
 
@@ -221,7 +245,9 @@ func TestUpdateInterruptedWhileWaiting(t *testing.T) {
 // and not yet written, than what a person meant. Where no lease can tell,
 // it counts as settled only once left alone for as long as a command
 // waits, not after the few hundred milliseconds a save takes; where a
-// lease tells that no one is writing it, it is taken at once.
+// lease tells that no one is writing it, it is taken at once. A
+// modification time a little ahead of the clock (a file server's clock) is
+// a save going on; one far ahead is another machine's clock.
 func TestEmptyFileSettlesLateWithoutALease(t *testing.T) {
 	dir := t.TempDir()
 	empty, full := filepath.Join(dir, "empty.md"), filepath.Join(dir, "full.md")
@@ -236,6 +262,12 @@ func TestEmptyFileSettlesLateWithoutALease(t *testing.T) {
 		{empty, SettleTime / 2, false},
 		{empty, 2 * SettleTime, true},
 		{full, SettleTime / 2, true},
+		// A file server's clock a little ahead: a save going on now.
+		{empty, -SettleTime / 10, false},
+		{full, -settleQuiet / 2, false},
+		// Far ahead: another machine's clock, not a save going on now.
+		{empty, -time.Hour, true},
+		{full, -time.Hour, true},
 	} {
 		at := now.Add(-tc.ago)
 		if err := os.Chtimes(tc.path, at, at); err != nil {

@@ -181,11 +181,12 @@ func leasedHolds(path string, seen []byte) (leaseState, bool) {
 }
 
 // settled reports whether a file that settles at at, once left alone for
-// quiet, has settled by now. A time further ahead than that is another
-// clock's (a copy from another machine, a network file system), not a save
-// going on now.
+// quiet, has settled by now. A modification time ahead of now by no more
+// than quiet may be a save going on now on a file server whose clock is a
+// little ahead; one further ahead is another clock's (a copy from another
+// machine), not a save going on now.
 func settled(now, at time.Time, quiet time.Duration) bool {
-	return !now.Before(at) || at.After(now.Add(quiet))
+	return !now.Before(at) || at.After(now.Add(2*quiet))
 }
 
 // SavingError reports a state file that was still being written by
@@ -481,7 +482,10 @@ func (s *settler) replaceKeeping(ctx context.Context, path string, orig, next []
 		}
 		if err := statefile.Replace(path, cur, want, nil); err != nil {
 			nl.close()
-			return s.setAside(path, theirs, nil, conflict)
+			// The change is still in place, whether or not the save
+			// conflicted with it: the change stands, and the save is
+			// kept beside it.
+			return s.setAside(path, theirs, nil, nil)
 		}
 		l, replaced, placed = nl, cur, want
 	}

@@ -90,7 +90,7 @@
 //     file is linked into place and the temporary name unlinked.
 //
 // The new file's modification time is marked (its nanoseconds within the
-// microsecond are its size modulo 1000; see WrittenWhole), so that a
+// microsecond are 1 + its size modulo 999; see WrittenWhole), so that a
 // reader can tell a file put in place whole from one someone is writing in
 // place and may not have finished.
 //

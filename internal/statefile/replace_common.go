@@ -71,19 +71,28 @@ type ReplaceOptions struct {
 }
 
 // Replace gives the files it puts in place a modification time whose
-// nanoseconds within the microsecond are the file's size modulo 1000 (see
-// markWhole), so that a reader can tell a file put in place whole from one
-// that someone may still be writing in place: a write in place changes the
-// time or the size, and the file no longer matches. Windows keeps times to
-// 100 nanoseconds, so there the mark is not written.
+// nanoseconds within the microsecond are 1 + the file's size modulo 999
+// (see MarkWhole), so that a reader can tell a file put in place whole
+// from one that someone may still be writing in place: a write in place
+// changes the time or the size, and the file no longer matches. The mark
+// is never 0, the nanoseconds of every time a file system that keeps
+// times to the microsecond or coarser reports. Windows keeps times to 100
+// nanoseconds, so there the mark is not written.
+
+// MarkWhole returns the modification time Replace gives a file of size
+// bytes it puts in place at t: the mark WrittenWhole looks for.
+func MarkWhole(t time.Time, size int64) time.Time {
+	return t.Truncate(time.Microsecond).Add(time.Duration(1 + size%999))
+}
 
 // WrittenWhole reports whether the file fi describes was last written by
 // Replace, which puts whole files in place, rather than in place by
 // someone who may not be done. A file system that keeps times to the
-// microsecond or coarser loses the mark: its files count as written in
-// place. One file in a thousand written in place has the mark by chance.
+// microsecond or coarser loses the mark: its files, empty ones included,
+// count as written in place. One file in a thousand written in place has
+// the mark by chance.
 func WrittenWhole(fi os.FileInfo) bool {
-	return int64(fi.ModTime().Nanosecond()%1000) == fi.Size()%1000
+	return int64(fi.ModTime().Nanosecond()%1000) == 1+fi.Size()%999
 }
 
 const (

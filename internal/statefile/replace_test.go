@@ -432,3 +432,41 @@ func TestSetAsideBesideFindsKeptSaves(t *testing.T) {
 		t.Errorf("SetAsideBeside = %q, want [%q]", got, saved)
 	}
 }
+
+// fileInfo is a file's size and modification time, as a file system
+// reports them.
+type fileInfo struct {
+	size int64
+	mod  time.Time
+}
+
+func (f fileInfo) Name() string       { return "issue_queue.md" }
+func (f fileInfo) Size() int64        { return f.size }
+func (f fileInfo) Mode() fs.FileMode  { return 0o644 }
+func (f fileInfo) ModTime() time.Time { return f.mod }
+func (f fileInfo) IsDir() bool        { return false }
+func (f fileInfo) Sys() any           { return nil }
+
+// A file system that keeps times to the microsecond or coarser (sshfs,
+// some network file systems, small inodes) reports 0 nanoseconds within
+// the microsecond for every file: none of them, whatever its size (an
+// empty file, one of 1000 bytes), may count as put in place whole by the
+// tool, or a save in place that truncated it would be taken as final at
+// once. Every size's own mark is told apart from the next size's.
+func TestCoarseTimesNeverCarryTheMark(t *testing.T) {
+	now := time.Now()
+	for _, size := range []int64{0, 1, 998, 999, 1000, 1998, 2000, 7_500_000} {
+		for _, coarse := range []time.Time{now.Truncate(time.Microsecond), now.Truncate(time.Millisecond), now.Truncate(time.Second)} {
+			if WrittenWhole(fileInfo{size, coarse}) {
+				t.Errorf("%d bytes modified at %v (no nanoseconds) counts as written whole", size, coarse)
+			}
+		}
+		marked := MarkWhole(now, size)
+		if !WrittenWhole(fileInfo{size, marked}) {
+			t.Errorf("%d bytes with the mark (%v) does not count as written whole", size, marked)
+		}
+		if WrittenWhole(fileInfo{size + 1, marked}) {
+			t.Errorf("%d bytes with the mark of %d counts as written whole", size+1, size)
+		}
+	}
+}

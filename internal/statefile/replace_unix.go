@@ -382,7 +382,7 @@ func (r *replacer) writeTemp(data []byte, mode os.FileMode, owner *syscall.Stat_
 	if err := f.Sync(); err != nil {
 		return fail(err)
 	}
-	if err := os.Chtimes(f.Name(), time.Time{}, markWhole(time.Now(), len(data))); err != nil {
+	if err := os.Chtimes(f.Name(), time.Time{}, MarkWhole(time.Now(), int64(len(data)))); err != nil {
 		return fail(err)
 	}
 	return name, f, nil
@@ -595,10 +595,4 @@ func linkNoReplace(dirfd int, from, to string) error {
 		return err
 	}
 	return unix.Unlinkat(dirfd, from, 0)
-}
-
-// markWhole returns the modification time of a file of size bytes put in
-// place at t: the mark WrittenWhole looks for.
-func markWhole(t time.Time, size int) time.Time {
-	return t.Truncate(time.Microsecond).Add(time.Duration(size % 1000))
 }
