@@ -198,6 +198,24 @@ func (e *SavingError) Error() string {
 	return fmt.Sprintf("%s is being written by someone else and did not settle within %v; nothing was written", e.File, SettleTime)
 }
 
+// EmptyFileError reports an empty state file where no lease can tell
+// whether someone has it open for writing: an editor that saves in place
+// empties the file first, and one that stalled there would lose what it
+// then writes if a change built on the empty file replaced it.
+type EmptyFileError struct{ File string }
+
+func (e *EmptyFileError) Error() string {
+	return fmt.Sprintf("%s is empty, and this system cannot tell whether an editor is in the middle of saving it; nothing was written", e.File)
+}
+
+// leaseTells reports whether a lease can tell if a process has the file
+// at path open for writing.
+func leaseTells(path string) bool {
+	l, err := lease(path)
+	l.close()
+	return l != nil || err == errWriting
+}
+
 // left reports whether the budget is not spent.
 func (s *settler) left() bool { return time.Now().Before(s.deadline) }
 

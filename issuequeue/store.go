@@ -295,6 +295,9 @@ func (s *Store) update(ctx context.Context, set *settler, fn func(q *Queue, st *
 			if !set.left() && set.busy(p.path, p.seen) {
 				return &SavingError{File: p.path}
 			}
+			if p.seen != nil && len(p.seen) == 0 && !leaseTells(p.path) {
+				return verdict(&EmptyFileError{File: p.path})
+			}
 		}
 		qBase, sBase := qOrig, sOrig
 		if qBase == nil {

@@ -91,6 +91,9 @@ var usageHints = []func(error) ([]string, bool){
 	}),
 	hintFor[*issuequeue.NoStateDirError]("run 'orchestrator init' to create it, or pass --dir DIR"),
 	hintFor[*issuequeue.ConflictError]("someone edited the file at the same moment; run the command again"),
+	hintFrom(func(ee *issuequeue.EmptyFileError) string {
+		return "if it was emptied on purpose, remove it ('rm " + ee.File + "'): the next command starts it again; else run the command again once the editor has saved"
+	}),
 	hintFrom(func(se *issuequeue.SavingError) string {
 		return "someone is still writing it (an editor in the middle of a save, or a program that keeps it open for writing: 'fuser " + se.File + "' names it); run the command again once they have finished"
 	}),
