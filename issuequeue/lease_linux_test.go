@@ -96,6 +96,7 @@ func openForWriting(t *testing.T, path string) *os.File {
 // is a save going on, whatever the modification time says: busy says so,
 // and wait does not take the empty file as final until the budget is spent.
 func TestStalledSaveIsASaveGoingOn(t *testing.T) {
+	t.Parallel() // it waits out budgets: the others wait meanwhile
 	path := filepath.Join(t.TempDir(), QueueFile)
 	write(t, path, "")
 	editor := openForWriting(t, path)
@@ -131,8 +132,10 @@ func TestStalledSaveIsASaveGoingOn(t *testing.T) {
 // Update waits for it up to its budget and then refuses with a
 // *SavingError, having written nothing; it does not spin.
 func TestUpdateRefusesAFileHeldOpenForWriting(t *testing.T) {
+	t.Parallel() // it waits out budgets: the others wait meanwhile
 	for _, file := range []string{QueueFile, StateFile} {
 		t.Run(file, func(t *testing.T) {
+			t.Parallel()
 			s := newIntentStore(t)
 			queue, state := read(t, s.Queue()), read(t, s.State())
 			openForWriting(t, filepath.Join(s.Dir, file))
@@ -166,6 +169,7 @@ func TestUpdateRefusesAFileHeldOpenForWriting(t *testing.T) {
 // it says so, and not "nothing was written", so that no one runs it again;
 // the next command completes it, once.
 func TestUpdateStoppedAfterItsFirstWriteSaysSo(t *testing.T) {
+	t.Parallel() // it waits out budgets: the others wait meanwhile
 	s := newIntentStore(t)
 	var holder *os.File
 	s.betweenWrites = func() error {
@@ -202,6 +206,7 @@ func TestUpdateStoppedAfterItsFirstWriteSaysSo(t *testing.T) {
 // the interruption, not a verdict on half a file (a queue that does not
 // parse yet), and writes nothing.
 func TestUpdateInterruptedWhileWaiting(t *testing.T) {
+	t.Parallel() // it waits out budgets: the others wait meanwhile
 	for name, queue := range map[string]string{"whole": intentQueue, "half written": intentQueue + "| Summary | caf\xc3"} {
 		t.Run(name, func(t *testing.T) {
 			s := newIntentStore(t)
@@ -231,6 +236,7 @@ func TestUpdateInterruptedWhileWaiting(t *testing.T) {
 // a save of the state file that begins when the command's budget is spent
 // is waited for, and the change made whole.
 func TestUpdateWaitsAgainAfterItsFirstWrite(t *testing.T) {
+	t.Parallel() // it waits out budgets: the others wait meanwhile
 	s := newIntentStore(t)
 	s.betweenWrites = func() error {
 		holder := openForWriting(t, s.State())

@@ -82,6 +82,17 @@ var corpusSets = []string{"train", "holdout", "blind", "blind2", "blind3", "blin
 // corpusRuns are the runs of one bug; the first three are required.
 var corpusRuns = []string{"a", "b", "c", "s"}
 
+// shortStride is how far apart the inputs are that a test comparing two
+// ways to one result over the whole corpus takes: every one, and under
+// -short (the race detector's run in CI, where what counts is that every
+// path runs, not every input) every fourth.
+func shortStride() int {
+	if testing.Short() {
+		return 4
+	}
+	return 1
+}
+
 // readCorpus reads every archive of one set.
 func readCorpus(t testing.TB, set string) []*corpusProject {
 	t.Helper()

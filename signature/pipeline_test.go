@@ -62,8 +62,12 @@ func TestPipelineSameAsLineByLine(t *testing.T) {
 		t.Fatalf("only %d inputs: the corpus is missing", len(inputs))
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
+	stride := shortStride()
 	for _, set := range []string{V2, V3} {
 		for i, in := range inputs {
+			if i%stride != 0 {
+				continue
+			}
 			r := compileSet(t, set, in.root)
 			want := r.SumBytes(in.out)
 			workers := 1 + i%3
