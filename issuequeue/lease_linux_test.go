@@ -154,13 +154,20 @@ func TestUpdateRefusesAFileHeldOpenForWriting(t *testing.T) {
 			case <-time.After(10 * SettleTime):
 				t.Fatalf("Update did not return within %v of a budget of %v", 10*SettleTime, SettleTime)
 			}
-			if read(t, s.Queue()) != queue || read(t, s.State()) != state {
-				t.Error("Update wrote a file while one of them was held open for writing")
-			}
-			if _, err := os.Stat(s.Intent()); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("an intent record was left behind: %v", err)
-			}
+			wroteNothing(t, s, queue, state)
 		})
+	}
+}
+
+// wroteNothing checks that the queue and the state of s still hold queue
+// and state, and that no intent record is left.
+func wroteNothing(t *testing.T, s *Store, queue, state string) {
+	t.Helper()
+	if read(t, s.Queue()) != queue || read(t, s.State()) != state {
+		t.Error("Update wrote a file, refused or interrupted")
+	}
+	if _, err := os.Stat(s.Intent()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an intent record was left behind: %v", err)
 	}
 }
 
@@ -222,12 +229,7 @@ func TestUpdateInterruptedWhileWaiting(t *testing.T) {
 			if took := time.Since(start); took >= SettleTime {
 				t.Errorf("Update went on for %v after it was interrupted", took)
 			}
-			if read(t, s.Queue()) != queue {
-				t.Error("an interrupted Update wrote the queue")
-			}
-			if _, err := os.Stat(s.Intent()); !errors.Is(err, os.ErrNotExist) {
-				t.Errorf("an intent record was left behind: %v", err)
-			}
+			wroteNothing(t, s, queue, intentState)
 		})
 	}
 }
