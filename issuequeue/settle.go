@@ -347,7 +347,7 @@ func (s *settler) replace(ctx context.Context, path string, orig, next []byte, r
 		}
 		for {
 			if err := ctx.Err(); err != nil {
-				return err // interrupted: the next command completes the change
+				return err // interrupted while it waited for a save to end
 			}
 			cur, rerr := readSettled(path)
 			if rerr != nil {
