@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -216,7 +215,7 @@ func (s *Store) recoverIntent(ctx context.Context, set *settler) error {
 		return s.removeIntent()
 	}
 	if err := s.complete(ctx, set, in); err != nil {
-		return fmt.Errorf("completing the interrupted %s: %w", in.Command, err)
+		return &RecoveryError{Command: in.Command, Err: err}
 	}
 	return s.removeIntent()
 }

@@ -383,3 +383,29 @@ func TestEmptyFileHelperProcess(t *testing.T) {
 	var ee *EmptyFileError
 	fmt.Printf("refused: %T %v (empty file: %v)\n", err, err, errors.As(err, &ee))
 }
+
+// A change a killed command left half done that cannot be completed now
+// (someone keeps the state file open for writing) is named as such: the
+// command that found it wrote nothing of its own, and it does not claim
+// that nothing of the killed command's change was written. Once the file
+// is let go of, the next command completes the change.
+func TestRecoveryHeldUpSaysWhatItIs(t *testing.T) {
+	t.Parallel() // it waits out budgets: the others wait meanwhile
+	s := newIntentStore(t)
+	interrupted(t, s, retryChange)
+	holder := openForWriting(t, s.State())
+	err := s.Recover(t.Context())
+	var re *RecoveryError
+	var se *SavingError
+	if !errors.As(err, &re) || !errors.As(err, &se) {
+		t.Fatalf("Recover: %v, want a *RecoveryError of a *SavingError", err)
+	}
+	if strings.Contains(err.Error(), "nothing was written") {
+		t.Errorf("Recover says nothing was written, with the killed command's queue written: %v", err)
+	}
+	holder.Close()
+	mustRecover(t, s)
+	if st := read(t, s.State()); !strings.Contains(st, "| total_auto_retries | 3 |") {
+		t.Errorf("the state was not completed:\n%s", st)
+	}
+}

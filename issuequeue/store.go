@@ -77,6 +77,25 @@ func (e *UnfinishedError) Error() string {
 
 func (e *UnfinishedError) Unwrap() error { return e.Err }
 
+// RecoveryError reports a change that a killed command left half done
+// (see IntentFile) and that could not be completed: the command that found
+// it wrote nothing of its own, and the next command tries again.
+type RecoveryError struct {
+	Command string // the killed command
+	Err     error
+}
+
+func (e *RecoveryError) Error() string {
+	why := e.Err.Error()
+	var se *SavingError
+	if errors.As(e.Err, &se) {
+		why = se.File + " is being written by someone else and did not settle in time"
+	}
+	return "completing the interrupted " + e.Command + ": " + why + "; this command wrote nothing, and the next one completes that change first"
+}
+
+func (e *RecoveryError) Unwrap() error { return e.Err }
+
 // NoStateDirError reports a state directory that does not exist.
 type NoStateDirError struct{ Dir string }
 
