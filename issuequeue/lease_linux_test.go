@@ -44,10 +44,10 @@ func TestLeaseOutranksAChanceMark(t *testing.T) {
 	if !statefile.WrittenWhole(fi) {
 		t.Skip("this file system does not keep the mark (times coarser than a nanosecond)")
 	}
-	if l, err := lease(path); l == nil && err == nil {
+	switch writers(path) {
+	case leaseUnknown:
 		t.Skip("no leases here (another user's file or a network file system)")
-	} else if l != nil {
-		l.close()
+	case leaseIdle:
 		t.Fatal("a lease was granted on a file open for writing")
 	}
 	s := newSettler()
@@ -67,17 +67,22 @@ func TestLeaseOutranksAChanceMark(t *testing.T) {
 	}
 }
 
+// skipWithoutLeases skips the test where no lease can be taken on the
+// file at path.
+func skipWithoutLeases(t *testing.T, path string) {
+	t.Helper()
+	if writers(path) == leaseUnknown {
+		t.Skip("no leases here (another user's file or a network file system)")
+	}
+}
+
 // openForWriting opens the file at path for writing, as an editor that has
 // not finished its save holds it, with its modification time an hour ago:
 // long enough ago that a save would have ended. It skips the test where no
 // lease can be taken.
 func openForWriting(t *testing.T, path string) *os.File {
 	t.Helper()
-	if l, err := lease(path); l == nil && err == nil {
-		t.Skip("no leases here (another user's file or a network file system)")
-	} else {
-		l.close()
-	}
+	skipWithoutLeases(t, path)
 	f, err := os.OpenFile(path, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -295,11 +300,7 @@ func TestEmptyFileSettlesLateWithoutALease(t *testing.T) {
 	if err := os.Chtimes(empty, at, at); err != nil {
 		t.Fatal(err)
 	}
-	if l, err := lease(empty); l == nil && err == nil {
-		t.Skip("no leases here (another user's file or a network file system)")
-	} else {
-		l.close()
-	}
+	skipWithoutLeases(t, empty)
 	if newSettler().busy(empty, []byte{}) {
 		t.Error("busy: an empty file no one has open for writing is waited for, though a lease tells")
 	}
@@ -372,8 +373,7 @@ func TestEmptyFileHelperProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("the helper process of TestEmptyFileWithoutALeaseIsRefused")
 	}
-	if l, err := lease(filepath.Join(dir, QueueFile)); l != nil || err != nil {
-		l.close()
+	if writers(filepath.Join(dir, QueueFile)) != leaseUnknown {
 		t.Fatal("this process can take a lease on the queue: the test does not reach the case it is for")
 	}
 	s := &Store{Paths: Paths{Dir: dir}, Command: "test"}

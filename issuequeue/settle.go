@@ -138,17 +138,24 @@ func leaseOf(now time.Time, st stamp, path string, seen []byte) (leaseState, boo
 	case st.fi == nil:
 		return leaseUnknown, false
 	case settled(now, st.fi.ModTime().Add(settleQuiet), settleQuiet):
-		l, err := lease(path)
-		l.close()
-		switch {
-		case err == errWriting:
-			return leaseWriting, false
-		case l != nil:
-			return leaseIdle, false
-		}
-		return leaseUnknown, false
+		return writers(path), false
 	}
 	return leasedHolds(path, seen)
+}
+
+// writers is whether a lease can be taken on the file at path: leaseIdle
+// if so (no process has it open for writing), leaseWriting if a process
+// has it open for writing, leaseUnknown where no lease can tell.
+func writers(path string) leaseState {
+	l, err := lease(path)
+	l.close()
+	switch {
+	case err == errWriting:
+		return leaseWriting
+	case l != nil:
+		return leaseIdle
+	}
+	return leaseUnknown
 }
 
 // leaseState is what a lease tells about a file.
@@ -206,14 +213,6 @@ type EmptyFileError struct{ File string }
 
 func (e *EmptyFileError) Error() string {
 	return fmt.Sprintf("%s is empty, and this system cannot tell whether an editor is in the middle of saving it; nothing was written", e.File)
-}
-
-// leaseTells reports whether a lease can tell if a process has the file
-// at path open for writing.
-func leaseTells(path string) bool {
-	l, err := lease(path)
-	l.close()
-	return l != nil || err == errWriting
 }
 
 // left reports whether the budget is not spent.

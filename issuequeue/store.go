@@ -57,6 +57,16 @@ func (p Paths) KeptFindings() []Finding {
 	return out
 }
 
+// cause is err's message, for an error that wraps it once something was
+// written: without the "nothing was written" of a *SavingError.
+func cause(err error) string {
+	var se *SavingError
+	if errors.As(err, &se) {
+		return se.File + " is being written by someone else and did not settle in time"
+	}
+	return err.Error()
+}
+
 // UnfinishedError reports a change of several files that stopped after
 // its first write: the intent record (see IntentFile) holds the rest, and
 // the next command completes it. Running the command again would make the
@@ -67,12 +77,7 @@ type UnfinishedError struct {
 }
 
 func (e *UnfinishedError) Error() string {
-	why := e.Err.Error()
-	var se *SavingError
-	if errors.As(e.Err, &se) {
-		why = se.File + " is being written by someone else and did not settle in time"
-	}
-	return why + "; the change is half made, and the next command completes it from " + e.Intent
+	return cause(e.Err) + "; the change is half made, and the next command completes it from " + e.Intent
 }
 
 func (e *UnfinishedError) Unwrap() error { return e.Err }
@@ -86,12 +91,7 @@ type RecoveryError struct {
 }
 
 func (e *RecoveryError) Error() string {
-	why := e.Err.Error()
-	var se *SavingError
-	if errors.As(e.Err, &se) {
-		why = se.File + " is being written by someone else and did not settle in time"
-	}
-	return "completing the interrupted " + e.Command + ": " + why + "; this command wrote nothing, and the next one completes that change first"
+	return "completing the interrupted " + e.Command + ": " + cause(e.Err) + "; this command wrote nothing, and the next one completes that change first"
 }
 
 func (e *RecoveryError) Unwrap() error { return e.Err }
@@ -271,7 +271,6 @@ func (s *Store) update(ctx context.Context, set *settler, fn func(q *Queue, st *
 		ch           Change
 		sNext        []byte
 		intended     bool
-		wrote        bool // the first of the change's writes is made
 		sAhead       *ahead
 	)
 	// verdict is err, the verdict on what was read, unless the command was
@@ -314,7 +313,7 @@ func (s *Store) update(ctx context.Context, set *settler, fn func(q *Queue, st *
 			if !set.left() && set.busy(p.path, p.seen) {
 				return &SavingError{File: p.path}
 			}
-			if p.seen != nil && len(p.seen) == 0 && !leaseTells(p.path) {
+			if p.seen != nil && len(p.seen) == 0 && writers(p.path) == leaseUnknown {
 				return verdict(&EmptyFileError{File: p.path})
 			}
 		}
@@ -352,11 +351,8 @@ func (s *Store) update(ctx context.Context, set *settler, fn func(q *Queue, st *
 				return &SavingError{File: s.Queue()} // still being saved: no verdict
 			}
 		}
-		if err != nil {
-			return verdict(err)
-		}
-		if err := ctx.Err(); err != nil {
-			return err // interrupted while waiting: nothing is written yet
+		if err = verdict(err); err != nil {
+			return err // the verdict, or interrupted while waiting: nothing is written yet
 		}
 		var moves []intentMove
 		var archived *Queue
@@ -418,7 +414,6 @@ func (s *Store) update(ctx context.Context, set *settler, fn func(q *Queue, st *
 			}
 			// The archive holds the issues now: from here on a failed
 			// write is completed by the next command.
-			wrote = true
 			if s.betweenWrites != nil {
 				if err := s.betweenWrites(); err != nil {
 					return err
@@ -454,9 +449,11 @@ func (s *Store) update(ctx context.Context, set *settler, fn func(q *Queue, st *
 			}
 			return err
 		}
-		wrote = true
 		break
 	}
+	// The loop ends with the queue written (after the archive, if issues
+	// moved), or with nothing written if the change leaves the queue alone.
+	wrote := len(ch.Queue) > 0
 	if intended && s.betweenWrites != nil {
 		if err := s.betweenWrites(); err != nil {
 			return err
