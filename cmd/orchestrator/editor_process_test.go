@@ -85,7 +85,7 @@ func TestProcessEditorSaveNotLost(t *testing.T) {
 	if raced {
 		// The save that raced is in a .saved file, which a person merges.
 		var kept [][]byte
-		saved, _ := filepath.Glob(filepath.Join(c.dir(), issuequeue.QueueFile+".saved-*"))
+		saved := statefile.SetAsideBeside(filepath.Join(c.dir(), issuequeue.QueueFile))
 		for _, s := range saved {
 			b, _ := os.ReadFile(s)
 			kept = append(kept, b)

@@ -15,7 +15,7 @@ import (
 const (
 	exitOK        = 0
 	exitNothing   = 1 // check: nothing needs a loop; lint: findings
-	exitUsage     = 2 // bad usage, bad config, invalid state file: nothing changed
+	exitUsage     = 2 // bad usage, bad config, invalid state file: nothing changed, unless the message says the change is half made or a save could not be kept
 	exitSafeguard = 3 // stopped by a rule or a person is needed; always with a reason code
 	exitBusy      = 4 // another orchestrator holds the lock
 )
@@ -79,8 +79,9 @@ func classify(err error) (int, []string) {
 	return exitUsage, nil
 }
 
-// usageHints are the errors of bad input, in the order they are tried, each
-// with what a person can do about it: the exit code is exitUsage.
+// usageHints are the errors that exit with exitUsage (bad input, and state
+// files someone is still writing), in the order they are tried, each with
+// what a person can do about it.
 var usageHints = []func(error) ([]string, bool){
 	// First: what it wraps (a save going on, a conflict) would say "run it again".
 	hintFor[*issuequeue.UnfinishedError]("do not run this command again, or the change is made twice: the next command on this directory ('orchestrator status' too) completes it"),

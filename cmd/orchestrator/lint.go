@@ -34,7 +34,9 @@ is reported too. The archive is a history: an issue archived more than once is
 there once per copy, the newest last, and that is no problem. It also warns,
 at its table in config.toml, about a Verify check whose last recorded failure
 printed nothing: such a failure tells the loop nothing, and never counts
-against another issue.
+against another issue. And it warns of a person's save that a change could
+not merge, kept beside its file as <name>.saved-<hex> (status lists these
+too): merge it by hand, then remove the file.
 
 It checks config.toml (or the --config file) and the ORCHESTRATOR_*
 environment as every command loads them: an unknown key or section, a value

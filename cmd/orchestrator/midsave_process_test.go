@@ -17,6 +17,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/autoretry/orchestrator/internal/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
@@ -363,7 +364,7 @@ func TestProcessFailRacesInPlaceSaves(t *testing.T) {
 	words := notesWords(final, notesLine)
 	// A save into a replaced file that a fail could not merge is kept
 	// beside the queue, with a warning: a person merges it.
-	keptFiles, _ := filepath.Glob(filepath.Join(c.dir(), issuequeue.QueueFile+".saved-*"))
+	keptFiles := statefile.SetAsideBeside(filepath.Join(c.dir(), issuequeue.QueueFile))
 	var kept []string
 	for _, name := range keptFiles {
 		b, err := os.ReadFile(name)

@@ -96,10 +96,11 @@ func WrittenWhole(fi os.FileInfo) bool {
 }
 
 const (
-	maxRebases = 5
-	tempMarker = ".tmp-"
-	staleAge   = time.Minute
-	newMode    = 0o644
+	maxRebases  = 5
+	tempMarker  = ".tmp-"
+	savedMarker = ".saved-"
+	staleAge    = time.Minute
+	newMode     = 0o644
 )
 
 // tempTarget reports whether name is one of Replace's temporary files,
@@ -109,21 +110,29 @@ func tempTarget(name string) (string, bool) {
 	if i < 2 || name[0] != '.' {
 		return "", false
 	}
-	suffix := name[i+len(tempMarker):]
-	if len(suffix) != 16 {
+	if !isRandomHex(name[i+len(tempMarker):]) {
 		return "", false
-	}
-	for _, c := range []byte(suffix) {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return "", false
-		}
 	}
 	return name[1:i], true
 }
 
+// isRandomHex reports whether s is what randomHex returns: 16 lower-case
+// hex digits.
+func isRandomHex(s string) bool {
+	if len(s) != 16 {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
 // savedName returns a new name beside path for a save that could not be
 // put in place: "<name>.saved-<hex>", which Cleanup leaves alone.
-func savedName(path string) string { return path + ".saved-" + randomHex() }
+func savedName(path string) string { return path + savedMarker + randomHex() }
 
 // SetAsideBeside returns the saves kept beside path, named as savedName
 // names them (by SetAside, or by Replace when two saves raced with it), in
@@ -133,8 +142,7 @@ func SetAsideBeside(path string) []string {
 	entries, _ := os.ReadDir(dir) // sorted by name; unreadable: none found
 	var out []string
 	for _, e := range entries {
-		hex, ok := strings.CutPrefix(e.Name(), name+".saved-")
-		if ok && len(hex) == 16 && strings.Trim(hex, "0123456789abcdef") == "" {
+		if hex, ok := strings.CutPrefix(e.Name(), name+savedMarker); ok && isRandomHex(hex) {
 			out = append(out, filepath.Join(dir, e.Name()))
 		}
 	}
