@@ -3,7 +3,6 @@ package issuequeue
 import (
 	"bytes"
 	"strings"
-	"unsafe"
 
 	"github.com/autoretry/orchestrator/internal/lazyre"
 	"github.com/yuin/goldmark/ast"
@@ -89,9 +88,6 @@ func issueHeadingLike(l []byte) bool {
 }
 
 func splitLines(src []byte) []int {
-	if len(src) == 0 {
-		return []int{0, 0}
-	}
 	n := lineCount(src)
 	lines := make([]int, n+1)
 	fillLineStarts(lines[:n], src, 0)
@@ -297,11 +293,13 @@ func fillLineStarts(starts []int, src []byte, base int) {
 }
 
 // joinHalves returns a followed by b, which were made as adjacent parts of
-// arr (a from its start, b after a's capacity) and filled by appending: b
-// is moved down to follow a, in place, unless either outgrew its part.
+// arr (a from its start, b after a's capacity, together all of arr) and
+// filled by appending: b is moved down to follow a, in place, unless either
+// outgrew its part (an append that outgrows a slice gives it more
+// capacity, so the two no longer add up to arr).
 func joinHalves[T any](arr, a, b []T) []T {
 	na := cap(a)
-	if unsafe.SliceData(a) != unsafe.SliceData(arr) || na+cap(b) != len(arr) || len(b) > 0 && unsafe.SliceData(b) != &arr[na] {
+	if na+cap(b) != len(arr) {
 		return append(a, b...)
 	}
 	return append(arr[:len(a)], arr[na:na+len(b)]...)

@@ -65,7 +65,7 @@ func TestPipelineSameAsLineByLine(t *testing.T) {
 	stride := shortStride()
 	for _, set := range []string{V2, V3} {
 		for i, in := range inputs {
-			if i%stride != 0 {
+			if i%stride != 0 && i >= 2 { // the generated and long-line inputs always
 				continue
 			}
 			r := compileSet(t, set, in.root)
