@@ -43,5 +43,5 @@
 // table and subsections) from a scan; queue.go and issue.go read them as
 // issues, state.go as session state; listfield.go reads and edits an
 // issue's fields written as list items. edit.go and rebase.go change the
-// source; store.go, intent.go and settle.go read and write the files.
+// source; store.go and intent.go read and write the files.
 package issuequeue

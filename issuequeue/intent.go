@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -182,11 +183,10 @@ func (s *Store) writeIntent(in intent) error {
 	if err != nil {
 		return err
 	}
-	orig, err := statefile.ReadFile(s.Intent())
-	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+	return statefile.WriteAtomic(s.Intent(), func(w io.Writer) error {
+		_, err := w.Write(b)
 		return err
-	}
-	return statefile.Replace(s.Intent(), orig, b, func([]byte) ([]byte, error) { return b, nil })
+	})
 }
 
 func (s *Store) removeIntent() error {
@@ -196,89 +196,162 @@ func (s *Store) removeIntent() error {
 	return nil
 }
 
-// recoverIntent completes a change that a killed command left half done.
-// An edit of something a person changed since is dropped: their version
-// stands. The caller holds the write lock.
-func (s *Store) recoverIntent(ctx context.Context, set *settler) error {
-	b, err := statefile.ReadFile(s.Intent())
+// readIntent returns the change a killed command left half done, or nil.
+// A record torn by a crash of the file system describes a change that was
+// not started, as the record is written whole before the first write.
+func (p Paths) readIntent() (*intent, error) {
+	b, err := statefile.ReadFile(p.Intent())
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
+		return nil, nil
 	}
 	if err != nil {
-		return err
+		return nil, err
 	}
 	var in intent
-	if err := json.Unmarshal(b, &in); err != nil {
-		// A record torn by a crash of the file system: the change it
-		// described was not started, as the record is written whole
-		// before the first write.
-		return s.removeIntent()
+	if json.Unmarshal(b, &in) != nil {
+		return nil, nil
 	}
-	if err := s.complete(ctx, set, in); err != nil {
-		return &RecoveryError{Command: in.Command, Err: err}
-	}
-	return s.removeIntent()
+	return &in, nil
 }
 
-// complete makes the writes of the change in that a kill may have kept
-// from being made, in the change's order.
-func (s *Store) complete(ctx context.Context, set *settler, in intent) error {
-	if len(in.Moves) > 0 {
-		if err := s.recoverMoves(ctx, set, in.Moves); err != nil {
-			return err
+// repair is what completing an interrupted change does to one file: fix
+// maps what the file holds (nil: missing) to what it must hold (nil: leave
+// it as it is). An edit of something a person changed since is dropped:
+// their version stands.
+type repair struct {
+	path string
+	fix  func(cur []byte) ([]byte, error)
+}
+
+// repairs returns, in the change's order, what completing in does to each
+// file, given queue, what the queue holds now (nil: missing).
+func (p Paths) repairs(in *intent, queue []byte) []repair {
+	var out []repair
+	if len(in.Moves) > 0 && queue != nil {
+		q := ParseQueue(p.Queue(), queue)
+		var done, undo []intentMove
+		var edits []Edit
+		for _, m := range in.Moves {
+			switch src := q.IssueSource(m.ID); {
+			case src == nil:
+			case string(src) == m.Block:
+				done = append(done, m)
+				edits = append(edits, RemoveIssue(m.ID))
+			case !m.Held:
+				undo = append(undo, m)
+			}
+		}
+		if len(done)+len(undo) > 0 {
+			out = append(out, repair{p.Archive(), p.archiveFix(done, undo)})
+		}
+		if len(edits) > 0 {
+			out = append(out, repair{p.Queue(), func(cur []byte) ([]byte, error) {
+				if cur == nil {
+					return nil, nil
+				}
+				return q.Rebase(cur, edits...)
+			}})
 		}
 	}
 	for _, f := range in.Files {
-		if err := s.recoverFile(ctx, set, f); err != nil {
-			return err
+		if fix := p.fileFix(f); fix != nil {
+			out = append(out, repair{filepath.Join(p.Dir, f.Name), fix})
 		}
 	}
-	return recoverLog(in.Log)
+	return out
 }
 
-func (s *Store) recoverFile(ctx context.Context, set *settler, f intentFile) error {
-	path := filepath.Join(s.Dir, f.Name)
-	cur, err := readSettled(path)
-	if err != nil || cur != nil && sum(cur) == f.After {
-		return err
-	}
-	base := cur
-	if cur == nil {
-		if f.Name != StateFile {
-			return nil // removed since: nothing to complete
-		}
-		// Missing: made from the template with the edits, as the change
-		// itself would have made it.
-		base = []byte(StateTemplate)
-	}
+// fileFix returns the fix that makes the edits of f that a kill kept from
+// being made, or nil if it has none.
+func (p Paths) fileFix(f intentFile) func([]byte) ([]byte, error) {
 	edits := decodeEdits(f.Edits)
-	if len(edits) == 0 {
-		return nil
-	}
+	path := filepath.Join(p.Dir, f.Name)
 	var rebase func([]byte) ([]byte, error)
-	switch f.Name {
-	case QueueFile:
+	switch {
+	case len(edits) == 0:
+		return nil
+	case f.Name == QueueFile:
 		old := ParseQueue(path, []byte(f.Old))
 		rebase = func(cur []byte) ([]byte, error) {
 			return old.Rebase(cur, notApplied(ParseQueue(path, cur), edits)...)
 		}
-	case StateFile:
+	case f.Name == StateFile:
 		old := ParseState(path, []byte(f.Old))
 		rebase = func(cur []byte) ([]byte, error) { return old.Rebase(cur, edits...) }
 	default:
 		return nil
 	}
-	next, err := rebase(base)
-	var ce *ConflictError
-	var ve *ValidationError
-	var qe *QuarantinedError
-	if errors.As(err, &ce) || errors.As(err, &ve) || errors.As(err, &qe) {
-		return nil // changed by hand since: the person's version stands
+	return func(cur []byte) ([]byte, error) {
+		switch {
+		case cur != nil && sum(cur) == f.After:
+			return nil, nil // written before the kill
+		case cur == nil && f.Name != StateFile:
+			return nil, nil // removed since: nothing to complete
+		case cur == nil:
+			// Missing: made from the template with the edits, as the
+			// change itself would have made it.
+			cur = []byte(StateTemplate)
+		}
+		next, err := rebase(cur)
+		var ce *ConflictError
+		var ve *ValidationError
+		var qe *QuarantinedError
+		if errors.As(err, &ce) || errors.As(err, &ve) || errors.As(err, &qe) {
+			return nil, nil // changed by hand since: the person's version stands
+		}
+		return next, err
 	}
-	if err != nil {
+}
+
+// recoverIntent completes, on disk, a change that a killed command left
+// half done. The caller holds the write lock.
+func (s *Store) recoverIntent(ctx context.Context) error {
+	in, err := s.readIntent()
+	if in == nil || err != nil {
 		return err
 	}
-	return set.replace(ctx, path, cur, next, rebase, nil)
+	queue, _, err := readState(ctx, s.Queue())
+	if err != nil {
+		return &RecoveryError{Command: in.Command, Err: err}
+	}
+	for _, r := range s.repairs(in, queue) {
+		if err := s.replace(ctx, r.path, r.fix); err != nil {
+			return &RecoveryError{Command: in.Command, Err: err}
+		}
+	}
+	if err := recoverLog(in.Log); err != nil {
+		return &RecoveryError{Command: in.Command, Err: err}
+	}
+	return s.removeIntent()
+}
+
+// completed returns what the files hold once a change a killed command left
+// half done is completed, in memory only: for commands that only read.
+// files maps each path to what it holds now (nil: missing); it is changed
+// in place.
+func (p Paths) completed(files map[string][]byte) error {
+	in, err := p.readIntent()
+	if in == nil || err != nil {
+		return err
+	}
+	for _, r := range p.repairs(in, files[p.Queue()]) {
+		cur, ok := files[r.path]
+		if !ok {
+			if cur, err = readOptional(r.path); err != nil {
+				return err
+			}
+		}
+		next, err := r.fix(cur)
+		if err != nil {
+			return err
+		}
+		if next != nil {
+			files[r.path] = next
+		} else {
+			files[r.path] = cur
+		}
+	}
+	return nil
 }
 
 // notApplied drops the edits the queue shows applied already where
@@ -315,63 +388,18 @@ func sameRow(a, b []string) bool {
 	return true
 }
 
-// recoverMoves completes an interrupted archive: an issue still in the
-// queue as it was moved is put in the archive (if the kill came first) and
-// removed from the queue; an issue changed in the queue since is left
-// there, the newer copy, and the archive's copy of the moved version is
-// taken out again, unless the archive held that copy before the move.
-func (s *Store) recoverMoves(ctx context.Context, set *settler, moves []intentMove) error {
-	qOrig, err := readSettled(s.Queue())
-	if err != nil || qOrig == nil {
-		return err
-	}
-	q := ParseQueue(s.Queue(), qOrig)
-	var done, undo []intentMove
-	for _, m := range moves {
-		switch src := q.IssueSource(m.ID); {
-		case src == nil:
-		case string(src) == m.Block:
-			done = append(done, m)
-		case !m.Held:
-			undo = append(undo, m)
-		}
-	}
-	if err := s.archiveBlocks(ctx, set, done, undo); err != nil {
-		return err
-	}
-	if len(done) == 0 {
-		return nil
-	}
-	var edits []Edit
-	for _, m := range done {
-		edits = append(edits, RemoveIssue(m.ID))
-	}
-	next, err := q.Apply(edits...)
-	if err != nil {
-		return err
-	}
-	return set.replace(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) { return q.Rebase(cur, edits...) }, nil)
-}
-
-// archiveBlocks makes the archive hold each issue of put as its block says
-// and drops the copy of each issue of take that is exactly its block. The
-// archive is a history: a block it holds already, byte for byte, is not
-// added again, and one that differs from the copies archived before is
-// added after them, which stay as they are.
-func (s *Store) archiveBlocks(ctx context.Context, set *settler, put, take []intentMove) error {
-	if len(put)+len(take) == 0 {
-		return nil
-	}
-	orig, err := readSettled(s.Archive())
-	if err != nil {
-		return err
-	}
-	change := func(cur []byte) ([]byte, error) {
+// archiveFix returns the fix that makes the archive hold each issue of
+// put as its block says and drops the copy of each issue of take that is
+// exactly its block. The archive is a history: a block it holds already,
+// byte for byte, is not added again, and one that differs from the copies
+// archived before is added after them, which stay as they are.
+func (p Paths) archiveFix(put, take []intentMove) func([]byte) ([]byte, error) {
+	return func(cur []byte) ([]byte, error) {
 		if cur == nil {
 			cur = []byte(ArchiveTemplate)
 		}
 		for _, m := range take {
-			a := ParseArchive(s.Archive(), cur)
+			a := ParseArchive(p.Archive(), cur)
 			if r := a.copyOf(m); r != nil {
 				start := r.start
 				if r.end == len(cur) && bytes.HasSuffix(cur[:start], []byte(a.d.nl+a.d.nl)) {
@@ -380,7 +408,7 @@ func (s *Store) archiveBlocks(ctx context.Context, set *settler, put, take []int
 				cur = slices.Concat(cur[:start], cur[r.end:])
 			}
 		}
-		a := ParseArchive(s.Archive(), cur)
+		a := ParseArchive(p.Archive(), cur)
 		if err := a.Err(); err != nil {
 			return nil, err // a hand-damaged archive is reported, never written to
 		}
@@ -392,11 +420,6 @@ func (s *Store) archiveBlocks(ctx context.Context, set *settler, put, take []int
 		}
 		return a.Apply(edits...)
 	}
-	next, err := change(orig)
-	if err != nil {
-		return err
-	}
-	return set.replace(ctx, s.Archive(), orig, next, change, nil)
 }
 
 // copyOf returns the last record of the archive that is the moved block,

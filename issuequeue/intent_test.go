@@ -124,7 +124,11 @@ func TestIntentCompletesTheSecondWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	if st.TotalAutoRetries != 3 || q.Issue("ISSUE-20261122-001").RetryCount != 3 {
-		t.Errorf("after recovery: total_auto_retries %d, Retry-Count %d, want 3 and 3", st.TotalAutoRetries, q.Issue("ISSUE-20261122-001").RetryCount)
+		t.Errorf("read as completed: total_auto_retries %d, Retry-Count %d, want 3 and 3", st.TotalAutoRetries, q.Issue("ISSUE-20261122-001").RetryCount)
+	}
+	mustRecover(t, s)
+	if got := read(t, s.State()); !strings.Contains(got, "| total_auto_retries | 3 |") {
+		t.Errorf("recovery did not complete the state:\n%s", got)
 	}
 	if got := read(t, s.Queue()); got != hand {
 		t.Errorf("recovery changed the queue, which held the change already:\n%s", got)
@@ -228,67 +232,49 @@ func TestIntentAroundAQuarantinedIssue(t *testing.T) {
 	}
 }
 
-// TestSettleFutureTime proves: a state file whose modification time is in
-// the future (another machine's clock) is not taken for a save going on,
-// so commands do not wait on it.
-func TestSettleFutureTime(t *testing.T) {
+// TestReadersCompleteInMemory proves: with a change a killed command left
+// half done on disk, a reader sees the files as they will be once it is
+// completed, and changes no byte and takes no lock to do so.
+func TestReadersCompleteInMemory(t *testing.T) {
 	s := newIntentStore(t)
-	writtenInPlaceAt(t, s.Queue(), time.Now().Add(time.Hour))
-	if newSettler().busy(s.Queue(), nil) {
-		t.Error("a file dated an hour ahead is taken for a save going on")
-	}
-	writtenInPlaceAt(t, s.Queue(), time.Now())
-	if !newSettler().busy(s.Queue(), nil) {
-		t.Error("a file someone wrote just now, and not as it was read, is not taken for a save that may be going on")
-	}
-}
-
-// TestSettleLeaseSeesWriters proves, where leases can be taken: a file
-// written in place a moment ago is settled at once when no process has it
-// open for writing and it holds what was read, and is taken for a save
-// going on while a process has it open for writing.
-func TestSettleLeaseSeesWriters(t *testing.T) {
-	s := newIntentStore(t)
-	writtenInPlaceAt(t, s.Queue(), time.Now())
-	b := []byte(read(t, s.Queue()))
-	if l, err := lease(s.Queue()); l == nil || err != nil {
-		t.Skipf("no lease on this system or file system (%v)", err)
-	} else {
-		l.close()
-	}
-	if newSettler().busy(s.Queue(), b) {
-		t.Error("a file no one has open for writing, holding what was read, is taken for a save going on")
-	}
-	if !newSettler().busy(s.Queue(), append(b, 'x')) {
-		t.Error("a file written a moment ago that no longer holds what was read is not taken for a save")
-	}
-	f, err := os.OpenFile(s.Queue(), os.O_WRONLY, 0)
+	interrupted(t, s, retryChange)
+	lk, err := statefile.LockWrite(context.Background(), s.Dir, time.Second, statefile.Owner{Command: "holder"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !newSettler().busy(s.Queue(), b) {
-		t.Error("a file open for writing is not taken for a save going on")
+	defer lk.Unlock()
+	before := snapshotDir(t, s.Dir)
+	q, st, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
 	}
-	f.Close()
-	if newSettler().busy(s.Queue(), b) {
-		t.Error("once the writer closed it, the file is still taken for a save going on")
+	if got := q.Issue("ISSUE-20261122-001").RetryCount; got != 3 {
+		t.Errorf("Load reads Retry-Count %d, want 3", got)
+	}
+	if got := st.TotalAutoRetries; got != 3 {
+		t.Errorf("Load reads total_auto_retries %d, want 3 (the interrupted second write)", got)
+	}
+	if after := snapshotDir(t, s.Dir); after != before {
+		t.Errorf("Load changed the directory:\nbefore %s\nafter  %s", before, after)
 	}
 }
 
-// writtenInPlaceAt dates the file at path at about when, as if it had been
-// written in place then: without the mark of a file the tool put in place
-// whole (see statefile.WrittenWhole), which the time's nanoseconds would
-// carry by chance once in a thousand.
-func writtenInPlaceAt(t *testing.T, path string, when time.Time) {
+// snapshotDir describes every file of dir: name, size and content.
+func snapshotDir(t *testing.T, dir string) string {
 	t.Helper()
-	fi, err := os.Lstat(path)
+	var b strings.Builder
+	err := filepath.WalkDir(dir, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(path)
+		b.WriteString(path + " " + string(data) + "\n")
+		return err
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	when = statefile.MarkWhole(when, fi.Size()).Add(1) // 1000 ns at most: never a mark
-	if err := os.Chtimes(path, when, when); err != nil {
-		t.Fatal(err)
-	}
+	return b.String()
 }
 
 // archivedBefore is an archive that holds ISSUE-…-002 already, archived

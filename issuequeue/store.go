@@ -43,9 +43,8 @@ func (p Paths) SentinelPresent() bool {
 }
 
 // KeptFindings returns a warning for each save kept beside the queue, the
-// session state or the archive because a change could not merge it (see
-// KeptSave): until a person merges it and removes the file, what they
-// saved is not in the file they saved.
+// session state or the archive (see KeptSave): until a person merges it
+// and removes the file, what they saved is not in the file they saved.
 func (p Paths) KeptFindings() []Finding {
 	var out []Finding
 	for _, path := range []string{p.Queue(), p.State(), p.Archive()} {
@@ -57,12 +56,21 @@ func (p Paths) KeptFindings() []Finding {
 	return out
 }
 
+// KeptSave is a save into File that began in the instant a change had put
+// its new file in place and had to give the name back to an earlier save:
+// it went on into Saved, beside File, for a person to merge.
+type KeptSave struct{ File, Saved string }
+
+func (k KeptSave) String() string {
+	return fmt.Sprintf("%s was saved while this command replaced it, and the save could not be merged: it is kept in %s; merge it into %s by hand, then remove %s", k.File, k.Saved, k.File, k.Saved)
+}
+
 // cause is err's message, for an error that wraps it once something was
-// written: without the "nothing was written" of a *SavingError.
+// written: without the "nothing was written" of a *statefile.WritingError.
 func cause(err error) string {
-	var se *SavingError
-	if errors.As(err, &se) {
-		return se.File + " is being written by someone else and did not settle in time"
+	var we *statefile.WritingError
+	if errors.As(err, &we) {
+		return we.File + " is being written by someone else and did not settle in time"
 	}
 	return err.Error()
 }
@@ -96,6 +104,16 @@ func (e *RecoveryError) Error() string {
 
 func (e *RecoveryError) Unwrap() error { return e.Err }
 
+// EmptyFileError reports an empty state file where no lease can tell
+// whether someone has it open for writing: an editor that saves in place
+// empties the file first, and one that stalled there would lose what it
+// then writes if a change built on the empty file replaced it.
+type EmptyFileError struct{ File string }
+
+func (e *EmptyFileError) Error() string {
+	return fmt.Sprintf("%s is empty, and this system cannot tell whether an editor is in the middle of saving it; nothing was written", e.File)
+}
+
 // NoStateDirError reports a state directory that does not exist.
 type NoStateDirError struct{ Dir string }
 
@@ -103,7 +121,9 @@ func (e *NoStateDirError) Error() string {
 	return fmt.Sprintf("state directory %s does not exist", e.Dir)
 }
 
-// readOptional reads a file that may be missing; missing reads as nil.
+// readOptional reads a state file for a command that only reads: it takes
+// no lock and does not wait. Missing reads as nil. A link is read through:
+// lint reports it, and every write refuses it.
 func readOptional(path string) ([]byte, error) {
 	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -112,43 +132,58 @@ func readOptional(path string) ([]byte, error) {
 	return b, err
 }
 
-// Load reads and parses both files without locking, for commands that only
-// read; only a change a killed command left half done (see IntentFile) is
-// first completed under the write lock. A missing file parses as empty; a
-// missing directory is an error.
+// readState reads a state file for a change: it waits while someone has it
+// open for writing, and reports whether the kernel vouched that it is
+// whole. Missing reads as nil.
+func readState(ctx context.Context, path string) ([]byte, bool, error) {
+	b, whole, err := statefile.Read(ctx, path, statefile.WriterWait)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, nil
+	}
+	return b, whole, err
+}
+
+// Load reads and parses both files for commands that only read: it takes
+// no lock and writes nothing. A change a killed command left half done
+// (see IntentFile) is read as it will be once completed, in memory only;
+// the next command that writes completes it on disk. A missing file parses
+// as empty; a missing directory is an error.
 func (p Paths) Load() (*Queue, *State, error) {
 	if fi, err := os.Stat(p.Dir); err != nil || !fi.IsDir() {
 		return nil, nil, &NoStateDirError{Dir: p.Dir}
 	}
-	if _, err := os.Lstat(p.Intent()); err == nil {
-		// A command was killed between two writes: complete its change
-		// first, so that what is read is never half of it.
-		if err := (&Store{Paths: p, Command: "recover"}).Recover(context.Background()); err != nil {
+	files := map[string][]byte{}
+	for _, path := range []string{p.Queue(), p.State()} {
+		b, err := readOptional(path)
+		if err != nil {
 			return nil, nil, err
 		}
+		files[path] = b
 	}
-	qb, err := readOptional(p.Queue())
-	if err != nil {
+	if err := p.completed(files); err != nil {
 		return nil, nil, err
 	}
-	sb, err := readOptional(p.State())
-	if err != nil {
-		return nil, nil, err
-	}
-	return ParseQueue(p.Queue(), qb), ParseState(p.State(), sb), nil
+	return ParseQueue(p.Queue(), files[p.Queue()]), ParseState(p.State(), files[p.State()]), nil
 }
 
 // LoadArchive reads and parses the archive as its history (see
 // ParseArchive), after Load: nil if there is none.
 func (p Paths) LoadArchive() (*Queue, error) {
-	b, err := readOptional(p.Archive())
-	if err != nil {
+	files := map[string][]byte{}
+	for _, path := range []string{p.Queue(), p.Archive()} {
+		b, err := readOptional(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading the archive: %w", err)
+		}
+		files[path] = b
+	}
+	if err := p.completed(files); err != nil {
 		return nil, fmt.Errorf("reading the archive: %w", err)
 	}
-	if b == nil {
+	if files[p.Archive()] == nil {
 		return nil, nil
 	}
-	return ParseArchive(p.Archive(), b), nil
+	return ParseArchive(p.Archive(), files[p.Archive()]), nil
 }
 
 // StateTemplate is the session state a missing session_state.md starts
@@ -188,6 +223,10 @@ const QueueTemplate = "# Issue Queue\n"
 // DefaultLockWait is how long a command waits for the write lock.
 const DefaultLockWait = 10 * time.Second
 
+// SettleTime bounds how long a command waits for a state file caught in
+// the middle of someone's save to change, before a verdict on what it held.
+const SettleTime = statefile.WriterWait
+
 // Store changes the state files of a directory safely: under the write
 // lock, after validating them, with each file replaced atomically and a
 // concurrent hand edit re-applied rather than lost.
@@ -198,13 +237,12 @@ type Store struct {
 	// Warn, if not nil, is called with the errors of each quarantined
 	// issue of the queue an update reads: the issues it leaves alone.
 	Warn func([]Finding)
-	// Kept, if not nil, is called with each save a change could not merge
-	// and kept beside its file instead (see KeptSave): what is in place
-	// stands, and a person must merge the save.
+	// Kept, if not nil, is called with each save kept beside its file (see
+	// KeptSave): what is in place stands, and a person must merge the save.
 	Kept func(KeptSave)
 
 	// betweenWrites, if not nil, is called between the first and the
-	// second write of a change of two files; an error stops the change
+	// second write of a change of several files; an error stops the change
 	// there, as a kill would. Tests set it.
 	betweenWrites func() error
 }
@@ -234,276 +272,58 @@ type Change struct {
 	After func() error
 }
 
-// Update takes the write lock, reads and validates both files, and calls fn
-// with them. It writes the edits fn returns; if fn returns an error nothing
-// is written and the error is returned. An invalid file fails with a
-// *ValidationError before fn is called, and a file that a person changed in
-// a way that conflicts with the edits fails with a *ConflictError; in both
-// cases nothing is written.
+// Update takes the write lock, completes a change a killed command left
+// half done, reads and validates both files, and calls fn with them. It
+// writes the edits fn returns; if fn returns an error nothing is written
+// and the error is returned. An invalid file fails with a *ValidationError
+// before fn is called, and a file that a person changed in a way that
+// conflicts with the edits fails with a *ConflictError; in both cases
+// nothing is written.
 //
-// A file caught in the middle of someone's save (missing, empty, half
-// written, without the issue fn looks for, or in conflict with the change)
-// is read again once the save is over, for up to SettleTime, before any of
-// these errors is reported.
+// A file someone is saving is read once the save is over. One that may
+// still be in the middle of a save when the verdict is against it
+// (missing, or read where no lease can vouch for it) is read again once it
+// changes, for up to SettleTime.
 //
-// A save that went into a file the change replaced, and that could not be
-// put back, is kept beside the file and told to Kept (see KeptSave); one
-// that could not even be kept (the disk is full) is an error returned
-// after the change was made.
-//
-// A change of several files that stops after its first write (a save of
-// the other file that does not end, the context done) fails with an
-// *UnfinishedError: the next Update or Recover completes it.
+// A change of several files that stops after its first write fails with
+// an *UnfinishedError: the next Update completes it.
 func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change, error)) error {
 	if fi, err := os.Stat(s.Dir); err != nil || !fi.IsDir() {
 		return &NoStateDirError{Dir: s.Dir}
 	}
-	return s.locked(ctx, func(set *settler) error { return s.update(ctx, set, fn) })
-}
-
-// update is Update under the write lock, with a change a killed command
-// left half done completed.
-func (s *Store) update(ctx context.Context, set *settler, fn func(q *Queue, st *State) (Change, error)) (err error) {
-	var (
-		qOrig, sOrig []byte
-		q            *Queue
-		st           *State
-		ch           Change
-		sNext        []byte
-		intended     bool
-		sAhead       *ahead
-	)
-	// verdict is err, the verdict on what was read, unless the command was
-	// interrupted while it waited for a save to end: then it saw too
-	// little to give one.
-	verdict := func(err error) error {
-		if cerr := ctx.Err(); cerr != nil {
-			return cerr
-		}
-		return err
-	}
-	// The new files go to disk while the intent is recorded (see
-	// writeAhead): a temporary file is no one's until it is put in place.
-	// What is written ahead and not put in place is removed.
-	var aheads []*ahead
-	defer func() {
-		for _, a := range aheads {
-			a.discard()
-		}
-	}()
-	for {
-		if err := ctx.Err(); err != nil {
-			return err // interrupted while waiting: nothing is written yet
-		}
-		if qOrig, err = readSettled(s.Queue()); err != nil {
-			return err
-		}
-		if sOrig, err = readSettled(s.State()); err != nil {
-			return err
-		}
-		// A file someone saved a moment ago may have been read in the
-		// middle of the save, even if it parses.
-		if set.saving(s.Queue(), qOrig) && set.wait(ctx, s.Queue(), qOrig) || set.saving(s.State(), sOrig) && set.wait(ctx, s.State(), sOrig) {
-			continue
-		}
-		for _, p := range []struct {
-			path string
-			seen []byte
-		}{{s.Queue(), qOrig}, {s.State(), sOrig}} {
-			if !set.left() && set.busy(p.path, p.seen) {
-				return &SavingError{File: p.path}
-			}
-			if p.seen != nil && len(p.seen) == 0 && writers(p.path) == leaseUnknown {
-				return verdict(&EmptyFileError{File: p.path})
-			}
-		}
-		qBase, sBase := qOrig, sOrig
-		if qBase == nil {
-			qBase = []byte(QueueTemplate)
-		}
-		if sBase == nil {
-			sBase = []byte(StateTemplate)
-		}
-		q, st = ParseQueue(s.Queue(), qBase), ParseState(s.State(), sBase)
-		if err = q.Err(); err != nil {
-			if set.wait(ctx, s.Queue(), qOrig) {
-				continue
-			}
-			return verdict(err)
-		}
-		if err = st.Err(); err != nil {
-			if set.wait(ctx, s.State(), sOrig) {
-				continue
-			}
-			return verdict(err)
-		}
-		if s.Warn != nil && len(q.Quarantined) > 0 {
-			s.Warn(q.QuarantineFindings())
-		}
-		ch, err = fn(q, st)
-		var nf *NotFoundError
-		var qe *QuarantinedError
-		if errors.As(err, &nf) || errors.As(err, &qe) {
-			if set.wait(ctx, s.Queue(), qOrig) {
-				continue // the issue may be in the middle of a save
-			}
-			if set.busy(s.Queue(), qOrig) {
-				return &SavingError{File: s.Queue()} // still being saved: no verdict
-			}
-		}
-		if err = verdict(err); err != nil {
-			return err // the verdict, or interrupted while waiting: nothing is written yet
-		}
-		var moves []intentMove
-		var archived *Queue
-		if len(ch.Move) > 0 {
-			b, err := readSettled(s.Archive())
+	return s.locked(ctx, func() error {
+		by := time.Now().Add(SettleTime)
+		for {
+			snap, err := s.read(ctx)
 			if err != nil {
 				return err
 			}
-			archived = ParseArchive(s.Archive(), b)
-		}
-		for _, id := range ch.Move {
-			m := intentMove{ID: id, Block: string(q.IssueSource(id))}
-			m.Held = archived.copyOf(m) != nil
-			moves = append(moves, m)
-			ch.Queue = append(ch.Queue, RemoveIssue(id))
-		}
-		sAhead = nil
-		if len(ch.State) > 0 {
-			if sNext, err = st.Apply(ch.State...); err != nil {
-				return err
+			ch, err := s.decide(snap, fn)
+			if err != nil && snap.midSave(ctx, err, by) {
+				continue // their save was going on: read it as it is now
 			}
-			sAhead = writeAhead(s.State(), sNext)
-			aheads = append(aheads, sAhead)
-		}
-		var next []byte
-		if len(ch.Queue) > 0 {
-			if next, err = q.Apply(ch.Queue...); err != nil {
-				return err
-			}
-		}
-		var qAhead *ahead
-		if len(ch.Queue) > 0 && len(moves) == 0 {
-			qAhead = writeAhead(s.Queue(), next)
-			aheads = append(aheads, qAhead)
-		}
-		// A change that writes more than one of the archive, the queue,
-		// the state and the logs needs its record.
-		writes := 0
-		for _, n := range []int{len(moves), len(ch.Queue), len(ch.State), len(ch.Log)} {
-			if n > 0 {
-				writes++
-			}
-		}
-		if intended = writes > 1; intended {
-			files := []intentFile{{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src), After: sum(sNext)}}
-			if len(ch.Queue) > 0 {
-				files = slices.Insert(files, 0, intentFile{Name: QueueFile, Edits: encodeEdits(ch.Queue), Old: excerpt(q.d, ch.Queue), After: sum(next)})
-			}
-			if err := s.writeIntent(intent{Moves: moves, Log: logIntent(ch.Log), Files: files}); err != nil {
-				return err
-			}
-		}
-		if len(ch.Queue) == 0 {
-			break
-		}
-		if len(moves) > 0 {
-			if err := s.archiveBlocks(ctx, set, moves, nil); err != nil {
-				return errors.Join(err, s.removeIntent())
-			}
-			// The archive holds the issues now: from here on a failed
-			// write is completed by the next command.
-			if s.betweenWrites != nil {
-				if err := s.betweenWrites(); err != nil {
-					return err
-				}
-			}
-			set.extend()
-			err := set.replace(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) { return q.Rebase(cur, ch.Queue...) }, nil)
 			if err != nil {
-				return &UnfinishedError{Err: err, Intent: s.Intent()}
+				return err
 			}
-			break
-		}
-		var seen []byte
-		err = set.replaceKeeping(ctx, s.Queue(), qOrig, next, func(cur []byte) ([]byte, error) {
-			return q.Rebase(cur, ch.Queue...)
-		}, &seen, qAhead.take())
-		if err == errSaving || err != nil && midSave(err) && set.wait(ctx, s.Queue(), seen) {
-			// What the change was computed from, or what it was to be
-			// re-applied to, was the middle of a save: nothing is
-			// written yet, so the command starts again from the file
-			// as it is now.
-			if intended {
-				if err := s.removeIntent(); err != nil {
-					return err
-				}
-				intended = false
+			p, err := s.plan(ctx, snap, ch)
+			if err != nil {
+				return err
 			}
-			continue
+			return s.commit(ctx, p)
 		}
-		if err != nil {
-			if intended {
-				err = errors.Join(err, s.removeIntent()) // nothing was written
-			}
-			return err
-		}
-		break
-	}
-	// The loop ends with the queue written (after the archive, if issues
-	// moved), or with nothing written if the change leaves the queue alone.
-	wrote := len(ch.Queue) > 0
-	if intended && s.betweenWrites != nil {
-		if err := s.betweenWrites(); err != nil {
-			return err
-		}
-	}
-	if wrote {
-		// The rest of the change must be made: a save of the state file
-		// going on now gets a wait of its own.
-		set.extend()
-	}
-	if len(ch.State) > 0 {
-		err := set.replace(ctx, s.State(), sOrig, sNext, func(cur []byte) ([]byte, error) { return st.Rebase(cur, ch.State...) }, sAhead.take())
-		switch {
-		case err != nil && wrote:
-			return &UnfinishedError{Err: err, Intent: s.Intent()} // the next command completes the change
-		case err != nil && intended:
-			return errors.Join(err, s.removeIntent()) // nothing was written
-		case err != nil:
-			return err
-		}
-	}
-	if err := AppendLog(ch.Log...); err != nil {
-		if intended {
-			return &UnfinishedError{Err: err, Intent: s.Intent()} // the next command appends what is missing
-		}
-		return err
-	}
-	if intended {
-		if err := s.removeIntent(); err != nil {
-			return err
-		}
-	}
-	if ch.After != nil {
-		return ch.After()
-	}
-	return nil
+	})
 }
 
 // Recover takes the write lock and completes a change that a command
 // killed between two writes left half done (see IntentFile). Every Update
 // does so first.
 func (s *Store) Recover(ctx context.Context) error {
-	return s.locked(ctx, func(*settler) error { return nil })
+	return s.locked(ctx, func() error { return nil })
 }
 
 // locked takes the write lock, completes a change a killed command left
-// half done, and calls fn, all with one settler. Before the lock is let go
-// of, the saves the settler kept aside are told to Kept, and those it could
-// not keep are joined to the error.
-func (s *Store) locked(ctx context.Context, fn func(set *settler) error) (err error) {
+// half done, and calls fn.
+func (s *Store) locked(ctx context.Context, fn func() error) error {
 	wait := s.LockWait
 	if wait == 0 {
 		wait = DefaultLockWait
@@ -513,23 +333,243 @@ func (s *Store) locked(ctx context.Context, fn func(set *settler) error) (err er
 		return err
 	}
 	defer lk.Unlock()
-	set := newSettler()
-	defer func() { err = errors.Join(err, s.report(set)) }()
-	if err := s.recoverIntent(ctx, set); err != nil {
+	if err := s.recoverIntent(ctx); err != nil {
 		return err
 	}
-	return fn(set)
+	return fn()
 }
 
-// report tells Kept of the saves set kept aside, and returns an error for
-// those it could not keep either: the change went on without them.
-func (s *Store) report(set *settler) error {
-	if s.Kept != nil {
-		for _, k := range set.kept {
-			s.Kept(k)
+// snapshot is what an update read: both files as they were (nil:
+// missing), parsed, and whether the kernel vouched for each that no save
+// was going on while it was read.
+type snapshot struct {
+	qOrig, sOrig   []byte
+	qWhole, sWhole bool
+	q              *Queue
+	st             *State
+	queue, state   string
+}
+
+// read reads and parses both files. Where no lease can tell whether an
+// editor has an empty file open, the file is refused (*EmptyFileError): a
+// change built on it would throw away what the editor then writes.
+func (s *Store) read(ctx context.Context) (*snapshot, error) {
+	snap := &snapshot{queue: s.Queue(), state: s.State()}
+	var err error
+	if snap.qOrig, snap.qWhole, err = readState(ctx, s.Queue()); err != nil {
+		return nil, err
+	}
+	if snap.sOrig, snap.sWhole, err = readState(ctx, s.State()); err != nil {
+		return nil, err
+	}
+	qBase, sBase := snap.qOrig, snap.sOrig
+	if qBase == nil {
+		qBase = []byte(QueueTemplate)
+	}
+	if sBase == nil {
+		sBase = []byte(StateTemplate)
+	}
+	snap.q, snap.st = ParseQueue(s.Queue(), qBase), ParseState(s.State(), sBase)
+	return snap, nil
+}
+
+// decide validates what was read and asks fn for the change.
+func (s *Store) decide(snap *snapshot, fn func(q *Queue, st *State) (Change, error)) (Change, error) {
+	for _, f := range []struct {
+		path  string
+		orig  []byte
+		whole bool
+	}{{snap.queue, snap.qOrig, snap.qWhole}, {snap.state, snap.sOrig, snap.sWhole}} {
+		if f.orig != nil && len(f.orig) == 0 && !f.whole {
+			return Change{}, &EmptyFileError{File: f.path}
 		}
 	}
-	return errors.Join(set.lost...)
+	if err := snap.q.Err(); err != nil {
+		return Change{}, err
+	}
+	if err := snap.st.Err(); err != nil {
+		return Change{}, err
+	}
+	if s.Warn != nil && len(snap.q.Quarantined) > 0 {
+		s.Warn(snap.q.QuarantineFindings())
+	}
+	return fn(snap.q, snap.st)
+}
+
+// midSave reports whether err, a verdict on what snap read, may come from
+// a file caught in the middle of someone's save (missing, or read where no
+// lease could vouch that it is whole), and that file changed since, by
+// the deadline by: then the update reads it again.
+func (snap *snapshot) midSave(ctx context.Context, err error, by time.Time) bool {
+	var (
+		ve *ValidationError
+		nf *NotFoundError
+		qe *QuarantinedError
+		ee *EmptyFileError
+	)
+	path, seen, whole := snap.queue, snap.qOrig, snap.qWhole
+	if errors.As(err, &ve) && ve.File == snap.state || errors.As(err, &ee) && ee.File == snap.state {
+		path, seen, whole = snap.state, snap.sOrig, snap.sWhole
+	}
+	mayBe := errors.As(err, &ve) || errors.As(err, &nf) || errors.As(err, &qe) || errors.As(err, &ee)
+	left := time.Until(by)
+	if !mayBe || whole && seen != nil || left <= 0 {
+		return false
+	}
+	return statefile.Changed(ctx, path, seen, left)
+}
+
+// plan is a change ready to be written: the new content of each file it
+// changes, in the order they are written, and its intent record if it
+// writes more than one.
+type plan struct {
+	moves  []intentMove
+	writes []fileWrite
+	log    []LogLine
+	intent *intent
+	after  func() error
+}
+
+// fileWrite is the new content of one file, computed from orig, and rebase,
+// which re-applies the change to what the file holds if someone saved it
+// since.
+type fileWrite struct {
+	path       string
+	orig, next []byte
+	rebase     func([]byte) ([]byte, error)
+}
+
+// plan computes what the change writes.
+func (s *Store) plan(ctx context.Context, snap *snapshot, ch Change) (*plan, error) {
+	p := &plan{log: ch.Log, after: ch.After}
+	q, st := snap.q, snap.st
+	if len(ch.Move) > 0 {
+		b, _, err := readState(ctx, s.Archive())
+		if err != nil {
+			return nil, err
+		}
+		archived := ParseArchive(s.Archive(), b)
+		for _, id := range ch.Move {
+			m := intentMove{ID: id, Block: string(q.IssueSource(id))}
+			m.Held = archived.copyOf(m) != nil
+			p.moves = append(p.moves, m)
+			ch.Queue = append(ch.Queue, RemoveIssue(id))
+		}
+		fix := s.archiveFix(p.moves, nil)
+		next, err := fix(b)
+		if err != nil {
+			return nil, err
+		}
+		p.writes = append(p.writes, fileWrite{s.Archive(), b, next, fix})
+	}
+	var qNext, sNext []byte
+	var err error
+	if len(ch.Queue) > 0 {
+		if qNext, err = q.Apply(ch.Queue...); err != nil {
+			return nil, err
+		}
+		p.writes = append(p.writes, fileWrite{s.Queue(), snap.qOrig, qNext, func(cur []byte) ([]byte, error) { return q.Rebase(cur, ch.Queue...) }})
+	}
+	if len(ch.State) > 0 {
+		if sNext, err = st.Apply(ch.State...); err != nil {
+			return nil, err
+		}
+		p.writes = append(p.writes, fileWrite{s.State(), snap.sOrig, sNext, func(cur []byte) ([]byte, error) { return st.Rebase(cur, ch.State...) }})
+	}
+	// A change that writes more than one of the archive, the queue, the
+	// state and the logs needs its record.
+	writes := 0
+	for _, n := range []int{len(ch.Move), len(ch.Queue), len(ch.State), len(ch.Log)} {
+		if n > 0 {
+			writes++
+		}
+	}
+	if writes < 2 {
+		return p, nil
+	}
+	files := []intentFile{{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src), After: sum(sNext)}}
+	if len(ch.Queue) > 0 {
+		files = slices.Insert(files, 0, intentFile{Name: QueueFile, Edits: encodeEdits(ch.Queue), Old: excerpt(q.d, ch.Queue), After: sum(qNext)})
+	}
+	p.intent = &intent{Moves: p.moves, Log: logIntent(ch.Log), Files: files}
+	return p, nil
+}
+
+// commit writes a planned change: its intent record, if it has one, then
+// each file in order, then the log lines. It is the one place where an
+// update's first write happens. A failure before that first write leaves
+// nothing written; one after it is an *UnfinishedError, which the next
+// update completes from the record.
+func (s *Store) commit(ctx context.Context, p *plan) error {
+	if p.intent != nil {
+		if err := s.writeIntent(*p.intent); err != nil {
+			return err
+		}
+	}
+	stop := func(err error, wrote bool) error {
+		if !wrote && p.intent != nil {
+			return errors.Join(err, s.removeIntent()) // nothing was written
+		}
+		if wrote && p.intent != nil {
+			return &UnfinishedError{Err: err, Intent: s.Intent()}
+		}
+		return err
+	}
+	for i, w := range p.writes {
+		if i > 0 && s.betweenWrites != nil {
+			if err := s.betweenWrites(); err != nil {
+				return stop(err, true)
+			}
+		}
+		kept, err := statefile.Replace(ctx, w.path, w.orig, w.next, w.rebase)
+		s.report(w.path, kept)
+		if err != nil {
+			return stop(err, i > 0)
+		}
+	}
+	if err := AppendLog(p.log...); err != nil {
+		return stop(err, len(p.writes) > 0)
+	}
+	if p.intent != nil {
+		if err := s.removeIntent(); err != nil {
+			return err
+		}
+	}
+	if p.after != nil {
+		return p.after()
+	}
+	return nil
+}
+
+// replace rewrites the file at path with what fix makes of it (nil: leave
+// it alone), re-applying fix if someone saves it meanwhile.
+func (s *Store) replace(ctx context.Context, path string, fix func([]byte) ([]byte, error)) error {
+	cur, _, err := readState(ctx, path)
+	if err != nil {
+		return err
+	}
+	next, err := fix(cur)
+	if next == nil || err != nil {
+		return err
+	}
+	kept, err := statefile.Replace(ctx, path, cur, next, func(b []byte) ([]byte, error) {
+		n, err := fix(b)
+		if n == nil && err == nil {
+			return b, nil
+		}
+		return n, err
+	})
+	s.report(path, kept)
+	return err
+}
+
+// report tells Kept of the saves kept beside path.
+func (s *Store) report(path string, kept []string) {
+	for _, k := range kept {
+		if s.Kept != nil {
+			s.Kept(KeptSave{File: path, Saved: k})
+		}
+	}
 }
 
 // Unfence returns the content of text if it is exactly one fenced code

@@ -84,7 +84,7 @@ func classify(err error) (int, []string) {
 // what a person can do about it.
 var usageHints = []func(error) ([]string, bool){
 	// First: what it wraps (a save going on, a conflict) would say "run it again".
-	hintFor[*issuequeue.UnfinishedError]("do not run this command again, or the change is made twice: the next command on this directory ('orchestrator status' too) completes it"),
+	hintFor[*issuequeue.UnfinishedError]("do not run this command again, or the change is made twice: the next command that changes this directory completes it"),
 	hintFor[*statefile.UnsafeFileError](""),
 	hintFor[*issuequeue.ValidationError]("fix the lines above by hand (orchestrator lint lists every problem); nothing was changed"),
 	hintFrom(func(qe *issuequeue.QuarantinedError) string {
@@ -95,7 +95,7 @@ var usageHints = []func(error) ([]string, bool){
 	hintFrom(func(ee *issuequeue.EmptyFileError) string {
 		return "if it was emptied on purpose, remove it ('rm " + ee.File + "'): the next command starts it again; else run the command again once the editor has saved"
 	}),
-	hintFrom(func(se *issuequeue.SavingError) string {
+	hintFrom(func(se *statefile.WritingError) string {
 		return "someone is still writing it (an editor in the middle of a save, or a program that keeps it open for writing: 'fuser " + se.File + "' names it); run the command again once they have finished"
 	}),
 	hintFor[*issuequeue.NotFoundError]("'orchestrator status' lists the issues"),

@@ -37,7 +37,7 @@ func BenchmarkReplace7MiB(b *testing.B) {
 	path, x, y := benchQueue(b)
 	cur, next := x, y
 	for b.Loop() {
-		if err := Replace(path, cur, next, nil); err != nil {
+		if _, err := Replace(context.Background(), path, cur, next, nil); err != nil {
 			b.Fatal(err)
 		}
 		cur, next = next, cur

@@ -31,68 +31,63 @@
 //
 // # Replacing a file
 //
-// Replace is the only way the tool changes a state file. The caller holds
-// the write lock, has read the file (ReadFile) and computed new content.
-// Replace writes the new content to a temporary file in the same directory
-// (".<name>.tmp-<16 hex digits>"), fsyncs it and gives it the file's mode
-// (and owner, where the process may set it); a caller with other work to do
-// meanwhile can have that done ahead, by Prepare, and hand the result to
-// ReplaceWith. Editors ignore locks, so it
-// then reads the file again; if a person or agent changed it, Replace calls
-// the caller's rebase function to apply the change to the new content
-// instead (at most five times), or, if rebase fails because both sides
-// changed the same thing, writes nothing and returns rebase's error.
+// Replace is the only way the tool changes a state file, and Read the way
+// it reads one. Editors ignore locks, so the protocol asks the kernel who
+// else has the file open instead of guessing from times:
 //
-// The swap is renameat2(RENAME_EXCHANGE): the new file takes the name and
-// the old one moves to the temporary name, where Replace checks that it
-// still holds exactly the bytes the change was based on (without reading
-// it again when it is the file re-read and the caller, holding a read lease
-// on it since before the re-read, vouches that no one opened it for writing
-// since: ReplaceOptions.Unchanged). If it does not
-// (someone saved between the re-read and the swap), the two are exchanged
-// back and the change is rebased onto that save. Then the old file is
-// unlinked and the directory fsynced. A new file is put in place with
-// renameat2(RENAME_NOREPLACE), so a file created meanwhile is rebased onto,
-// never clobbered.
+//  1. Read: open the file and take a read lease on it (fcntl F_SETLEASE).
+//     The kernel grants it only while no process has the file open for
+//     writing; while one has, a save is going on, and Read waits for it to
+//     end (up to WriterWait). Once granted, the file is whole, and any
+//     later open for writing breaks the lease and waits until it is given
+//     up: the tool sees every save that begins while it holds the lease.
+//  2. If the file no longer holds what the caller's change was computed
+//     from, the caller's rebase re-applies the change to what it holds (or
+//     reports a conflict: nothing is written).
+//  3. Write the new content to ".<name>.tmp-<16 hex digits>" beside the
+//     file, with its mode and owner, fsync it, and lease it too.
+//  4. Exchange the two names atomically (renameat2 RENAME_EXCHANGE). The
+//     displaced file must be the one read, its lease unbroken. Then it is
+//     unlinked, the directory fsynced, and the leases given up: done.
+//  5. Otherwise someone saved between the read and the exchange (a new
+//     file renamed over it, or an open for writing waiting on the lease):
+//     exchange the names back, so that the save goes on into the file that
+//     has the name, and start again from 1. A save that opened the new file
+//     in the instant it had the name goes on into it: that file is kept as
+//     "<name>.saved-<16 hex digits>" (SetAsideBeside finds it), never
+//     dropped.
+//
+// A file that is missing at step 1 although the change was computed from
+// it is waited for (Changed): an editor that renames the old file away
+// puts the new one in place a moment later. A new file is put in place
+// with renameat2(RENAME_NOREPLACE), so a file created meanwhile is rebased
+// onto, never clobbered.
 //
 // # Guarantees
 //
 //   - The path always names a complete file: the old one or the new one,
-//     at any instant and after a kill -9 at any instant. It is never missing
-//     and never torn (both files are fsynced before the swap; the directory
-//     is fsynced after it).
-//   - Symbolic links, hard-linked files and non-regular files are refused
-//     with an *UnsafeFileError, by ReadFile as well as Replace, before
-//     anything is written: a rename would replace the link instead of its
-//     target, or leave the other names with the old content.
-//   - A save by an editor that puts a new file in place of the old one (vim,
-//     emacs) or truncates and rewrites the file (nano), at any time up to the
-//     swap, is kept: the change is rebased onto it or nothing is written. A
-//     save after the swap replaces the new content, as any later save does.
-//   - A kill leaves at most a temporary file. Replace removes its file's
-//     temporaries older than a minute before writing, and Cleanup does so for
-//     a whole directory. Call either only while holding the write lock.
+//     at any instant and after a kill -9 at any instant (both are fsynced
+//     before the exchange; the directory after it). A kill leaves at most a
+//     temporary file, which Replace and Cleanup remove after a minute.
+//   - Symbolic links, hard-linked and non-regular files are refused with an
+//     *UnsafeFileError, by Read as well as Replace, before anything is
+//     written.
+//   - A save before the exchange is rebased onto or makes the change fail
+//     having written nothing; a save after it replaces the new content, as
+//     any later save does.
 //
-// What remains, each needing a second writer within microseconds:
+// What remains:
 //
-//   - A writer that opened the old file before the swap and first modifies it
-//     after Replace checked the displaced copy writes into the unlinked copy.
-//     Editors open the file at save time, and those that write in place
-//     truncate it as they open it, so their saves are caught by the check.
-//   - If a save lands in the displaced copy (caught, swapped back) and another
-//     one into the new file in the instant before the swap back, the second
-//     is kept as "<name>.saved-<hex>" beside the file and Replace returns an
-//     error naming both; a kill -9 in that instant leaves the first in a
-//     temporary file that is removed after a minute.
-//   - A file system without RENAME_EXCHANGE (some network and FUSE file
-//     systems) gets a plain rename after the re-read; a save between the
-//     re-read and the rename is then lost. Without RENAME_NOREPLACE a new
-//     file is linked into place and the temporary name unlinked.
-//
-// The new file's modification time is marked (its nanoseconds within the
-// microsecond are 1 + its size modulo 999; see WrittenWhole), so that a
-// reader can tell a file put in place whole from one someone is writing in
-// place and may not have finished.
+//   - A writer that resolved the file's name before the exchange and
+//     reaches the lease only after step 4 looked at it writes into the
+//     unlinked old file: a window of microseconds.
+//   - Where no lease can be taken (other systems, another user's file, a
+//     network file system) a read is not known to be whole, and step 4
+//     compares the displaced file's content with what was read instead;
+//     a save in place that stalls between the read and that comparison is
+//     lost.
+//   - A file system without RENAME_EXCHANGE gets a plain rename: a save
+//     between the read and the rename is lost.
 //
 // Extended attributes and ACLs of the old file are not carried over.
 //
@@ -102,7 +97,8 @@
 // implementation: the run lock is flock(2) on .lock and the write lock
 // flock(2) on .lock.write (flock has no byte ranges; it is also owned by the
 // open file description, but has no query, so RunHolder and WriteHolder try
-// the lock and drop it, which can make a racing TryRunLock fail); macOS swaps with renameatx_np(RENAME_SWAP) and
-// creates with RENAME_EXCL; elsewhere the swap is a plain rename, with the
-// window described above.
+// the lock and drop it, which can make a racing TryRunLock fail); macOS
+// exchanges with renameatx_np(RENAME_SWAP) and creates with RENAME_EXCL;
+// elsewhere the exchange is a plain rename. Windows replaces by a plain
+// rename after comparing the content.
 package statefile

@@ -42,7 +42,7 @@ func ExampleReplace() {
 	}
 	next, _ := change(orig)
 	// If someone saves the file meanwhile, change is applied to their save.
-	if err := statefile.Replace(path, orig, next, change); err != nil {
+	if _, err := statefile.Replace(context.Background(), path, orig, next, change); err != nil {
 		log.Fatal(err)
 	}
 

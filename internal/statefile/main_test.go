@@ -127,7 +127,7 @@ func childReplaceLoop(path string) error {
 		if bytes.Equal(cur, a) {
 			next = b
 		}
-		if err := Replace(path, cur, next, nil); err != nil {
+		if _, err := Replace(context.Background(), path, cur, next, nil); err != nil {
 			return err
 		}
 		cur = next
@@ -158,7 +158,7 @@ func childCounter(dir string, i, n int) error {
 			return err
 		}
 		lines[i] = prefix + strconv.Itoa(v+1)
-		if err := Replace(path, orig, []byte(strings.Join(lines, "\n")), nil); err != nil {
+		if _, err := Replace(context.Background(), path, orig, []byte(strings.Join(lines, "\n")), nil); err != nil {
 			return err
 		}
 		if err := l.Unlock(); err != nil {

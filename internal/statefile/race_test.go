@@ -3,20 +3,22 @@
 package statefile
 
 import (
-	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
-	"strings"
 	"testing"
+	"time"
 )
 
 // The tests here play a person's editor saving the file at each instant
-// of Replace where a save matters (before the re-read, before and after the
+// of Replace where a save matters (before the read, before and after the
 // swap), through the seams of a replace, and hold Replace to keeping both
-// the save and the change, or refusing with nothing written.
+// the save and the change, or refusing with nothing written. Each runs
+// with leases where the system has them, and without (as for another
+// user's file), where Replace compares content instead.
 
 // once wraps fn so that it runs on the first call only.
 func once(fn func()) func() {
@@ -46,21 +48,29 @@ func saveInPlace(t *testing.T, path string, data []byte) {
 	writeFile(t, path, data)
 }
 
-// queueFile gives fresh seams and a queue file holding orig, alone in a new
-// folder.
-func queueFile(t *testing.T) (h *seams, dir, path string) {
+var errNoLeaseHere = errors.New("no lease")
+
+// modes runs fn with leases (where the system has them) and without.
+func modes(t *testing.T, fn func(t *testing.T, h *seams)) {
+	t.Run("lease", func(t *testing.T) { fn(t, new(seams)) })
+	t.Run("no lease", func(t *testing.T) {
+		fn(t, &seams{lease: func(*os.File) error { return errNoLeaseHere }})
+	})
+}
+
+// queueFile gives a queue file holding orig, alone in a new folder.
+func queueFile(t *testing.T) (dir, path string) {
 	t.Helper()
-	h = new(seams)
 	dir = t.TempDir()
 	path = filepath.Join(dir, "issue_queue.md")
 	writeFile(t, path, orig)
-	return h, dir, path
+	return dir, path
 }
 
 // wantRebasedOnce checks that rebase was called exactly once, with want.
 func wantRebasedOnce(t *testing.T, calls [][]byte, want []byte) {
 	t.Helper()
-	if len(calls) != 1 || !bytes.Equal(calls[0], want) {
+	if len(calls) != 1 || string(calls[0]) != string(want) {
 		t.Errorf("rebase called with %q, want once with %q", calls, want)
 	}
 }
@@ -71,153 +81,172 @@ func wantRebasedOnce(t *testing.T, calls [][]byte, want []byte) {
 func replaceRebasedOntoTheirs(t *testing.T, h *seams, dir, path string) {
 	t.Helper()
 	var calls [][]byte
-	if err := h.replace(path, orig, next, rebaseB(&calls)); err != nil {
-		t.Fatal(err)
+	kept, err := h.replace(context.Background(), path, orig, next, rebaseB(&calls))
+	if err != nil || len(kept) > 0 {
+		t.Fatal(kept, err)
 	}
 	wantRebasedOnce(t, calls, theirs)
 	assertContent(t, path, rebased)
 	assertOnly(t, dir, "issue_queue.md")
 }
 
-// An editor's save at any instant up to the swap is not lost: the change is
-// rebased onto it.
+// A save at any instant before the swap is not lost: the change is rebased
+// onto it.
 func TestEditorSaveIsNotLost(t *testing.T) {
-	type save func(t *testing.T, path string, data []byte)
-	for _, when := range []string{"before re-read", "before swap"} {
-		for style, save := range map[string]save{"rename": saveByRename, "in place": saveInPlace} {
-			t.Run(when+"/"+style, func(t *testing.T) {
-				h, dir, path := queueFile(t)
-				hook := once(func() { save(t, path, theirs) })
-				if when == "before re-read" {
-					h.beforeCheck = hook
+	modes(t, func(t *testing.T, h *seams) {
+		for _, when := range []string{"before read", "before swap"} {
+			t.Run(when, func(t *testing.T) {
+				dir, path := queueFile(t)
+				hook := once(func() { saveByRename(t, path, theirs) })
+				if when == "before read" {
+					h.beforeRead = hook
 				} else {
 					h.beforeSwap = hook
 				}
 				replaceRebasedOntoTheirs(t, h, dir, path)
 			})
 		}
-	}
+	})
 }
 
-// A writer that had the old file open writes into it after the swap but
-// before the check of the displaced file: the swap is undone and the change
-// rebased onto that write.
-func TestWriteIntoDisplacedFileIsNotLost(t *testing.T) {
-	h, dir, path := queueFile(t)
-	h.afterSwap = func(displaced string) {
-		h.afterSwap = nil
-		saveInPlace(t, displaced, theirs)
+// Without a lease, a save in place before the swap, or into the displaced
+// file before Replace compares it, is seen by its content: the swap is
+// undone and the change rebased onto the save.
+func TestSaveInPlaceWithoutALease(t *testing.T) {
+	for _, when := range []string{"before swap", "after swap"} {
+		t.Run(when, func(t *testing.T) {
+			h := &seams{lease: func(*os.File) error { return errNoLeaseHere }}
+			dir, path := queueFile(t)
+			if when == "before swap" {
+				h.beforeSwap = once(func() { saveInPlace(t, path, theirs) })
+			} else {
+				h.afterSwap = func(displaced string) {
+					h.afterSwap = nil
+					saveInPlace(t, displaced, theirs)
+				}
+			}
+			replaceRebasedOntoTheirs(t, h, dir, path)
+		})
 	}
-	replaceRebasedOntoTheirs(t, h, dir, path)
 }
 
 // A save over the new file right after the swap is a later save: it stays.
 func TestSaveAfterSwapWins(t *testing.T) {
-	for style, save := range map[string]func(*testing.T, string, []byte){"rename": saveByRename, "in place": saveInPlace} {
-		t.Run(style, func(t *testing.T) {
-			h, dir, path := queueFile(t)
-			h.afterSwap = func(string) { save(t, path, theirs) }
-			var calls [][]byte
-			if err := h.replace(path, orig, next, rebaseB(&calls)); err != nil {
-				t.Fatal(err)
-			}
-			if len(calls) != 0 {
-				t.Errorf("rebase called with %q, want no call", calls)
-			}
-			assertContent(t, path, theirs)
-			assertOnly(t, dir, "issue_queue.md")
-		})
-	}
+	modes(t, func(t *testing.T, h *seams) {
+		dir, path := queueFile(t)
+		h.afterSwap = func(string) { saveByRename(t, path, theirs) }
+		var calls [][]byte
+		if _, err := h.replace(context.Background(), path, orig, next, rebaseB(&calls)); err != nil {
+			t.Fatal(err)
+		}
+		if len(calls) != 0 {
+			t.Errorf("rebase called with %q, want no call", calls)
+		}
+		assertContent(t, path, theirs)
+		assertOnly(t, dir, "issue_queue.md")
+	})
 }
 
-// Two saves racing with one write, one into the displaced file and one into
-// the new file: both are kept and the write reports them.
-func TestTwoRacingSavesAreBothKept(t *testing.T) {
-	h, dir, path := queueFile(t)
-	second := []byte("a: 1\nb: 7\n")
-	h.afterSwap = func(displaced string) {
-		h.afterSwap = nil
-		saveInPlace(t, displaced, theirs)
-		saveInPlace(t, path, second)
-	}
-	var calls [][]byte
-	err := h.replace(path, orig, next, rebaseB(&calls))
-	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "merge them by hand") {
-		t.Fatalf("got %v, want an ErrChanged asking to merge", err)
-	}
-	assertContent(t, path, theirs)
-	saved, _ := filepath.Glob(filepath.Join(dir, "issue_queue.md.saved-*"))
-	if len(saved) != 1 || !strings.Contains(err.Error(), saved[0]) {
-		t.Fatalf("saved files %q; error %q must name the one", saved, err)
-	}
-	assertContent(t, saved[0], second)
-	assertOnly(t, dir, "issue_queue.md", filepath.Base(saved[0]))
-}
-
+// A save that conflicts with the change, at any instant before the swap,
+// makes Replace write nothing and return rebase's error.
 func TestRebaseConflictWritesNothing(t *testing.T) {
-	for _, when := range []string{"before re-read", "before swap", "after swap"} {
-		t.Run(when, func(t *testing.T) {
-			h, dir, path := queueFile(t)
-			mine := []byte("a: 1\nb: 3\n") // changes b as well
-			switch when {
-			case "before re-read":
-				h.beforeCheck = once(func() { saveInPlace(t, path, mine) })
-			case "before swap":
-				h.beforeSwap = once(func() { saveByRename(t, path, mine) })
-			case "after swap":
-				h.afterSwap = func(displaced string) {
-					h.afterSwap = nil
-					saveInPlace(t, displaced, mine)
+	modes(t, func(t *testing.T, h *seams) {
+		for _, when := range []string{"before read", "before swap"} {
+			t.Run(when, func(t *testing.T) {
+				dir, path := queueFile(t)
+				mine := []byte("a: 1\nb: 3\n") // changes b as well
+				hook := once(func() { saveByRename(t, path, mine) })
+				if when == "before read" {
+					h.beforeRead = hook
+				} else {
+					h.beforeSwap = hook
 				}
-			}
-			var calls [][]byte
-			if err := h.replace(path, orig, next, rebaseB(&calls)); !errors.Is(err, errClashed) {
-				t.Fatalf("got %v, want rebase's error", err)
-			}
-			assertContent(t, path, mine)
-			assertOnly(t, dir, "issue_queue.md")
-		})
-	}
+				var calls [][]byte
+				if _, err := h.replace(context.Background(), path, orig, next, rebaseB(&calls)); !errors.Is(err, errClashed) {
+					t.Fatalf("got %v, want rebase's error", err)
+				}
+				assertContent(t, path, mine)
+				assertOnly(t, dir, "issue_queue.md")
+			})
+		}
+	})
 }
 
 func TestChangeWithoutRebase(t *testing.T) {
-	h, dir, path := queueFile(t)
-	h.beforeCheck = once(func() { saveByRename(t, path, theirs) })
-	if err := h.replace(path, orig, next, nil); !errors.Is(err, ErrChanged) {
-		t.Fatalf("got %v, want ErrChanged", err)
-	}
-	assertContent(t, path, theirs)
-	assertOnly(t, dir, "issue_queue.md")
+	modes(t, func(t *testing.T, h *seams) {
+		dir, path := queueFile(t)
+		h.beforeSwap = once(func() { saveByRename(t, path, theirs) })
+		if _, err := h.replace(context.Background(), path, orig, next, nil); !errors.Is(err, ErrChanged) {
+			t.Fatalf("got %v, want ErrChanged", err)
+		}
+		assertContent(t, path, theirs)
+		assertOnly(t, dir, "issue_queue.md")
+	})
 }
 
+// A file saved again before every attempt is given up on after
+// maxRebases rebases, writing nothing.
 func TestKeepsChangingGivesUp(t *testing.T) {
-	h, dir, path := queueFile(t)
-	n := 0
-	var last []byte
-	h.beforeCheck = func() {
-		n++
-		last = []byte(fmt.Sprintf("a: %d\nb: 1\n", 100+n))
-		saveInPlace(t, path, last)
-	}
-	var calls [][]byte
-	if err := h.replace(path, orig, next, rebaseB(&calls)); !errors.Is(err, ErrChanged) {
-		t.Fatalf("got %v, want ErrChanged", err)
-	}
-	if got, want := len(calls), maxRebases; got != want {
-		t.Errorf("rebase called %d times, want %d", got, want)
-	}
-	assertContent(t, path, last)
-	assertOnly(t, dir, "issue_queue.md")
+	modes(t, func(t *testing.T, h *seams) {
+		dir, path := queueFile(t)
+		n := 0
+		var last []byte
+		h.beforeSwap = func() {
+			n++
+			last = []byte(fmt.Sprintf("a: %d\nb: 1\n", 100+n))
+			saveByRename(t, path, last)
+		}
+		var calls [][]byte
+		if _, err := h.replace(context.Background(), path, orig, next, rebaseB(&calls)); !errors.Is(err, ErrChanged) {
+			t.Fatalf("got %v, want ErrChanged", err)
+		}
+		if got, want := len(calls), maxRebases; got != want {
+			t.Errorf("rebase called %d times, want %d", got, want)
+		}
+		assertContent(t, path, last)
+		assertOnly(t, dir, "issue_queue.md")
+	})
 }
 
+// A file deleted after it was read, and not put back, is not recreated.
 func TestDeletedMeanwhileIsNotRecreated(t *testing.T) {
-	h, dir, path := queueFile(t)
-	h.beforeCheck = once(func() { os.Remove(path) })
-	var calls [][]byte
-	if err := h.replace(path, orig, next, rebaseB(&calls)); !errors.Is(err, ErrChanged) {
-		t.Fatalf("got %v, want ErrChanged", err)
+	dir, path := queueFile(t)
+	h := &seams{beforeRead: once(func() { os.Remove(path) })}
+	start := time.Now()
+	if _, err := h.replace(context.Background(), path, orig, next, rebaseB(new([][]byte))); !errors.Is(err, ErrDeleted) {
+		t.Fatalf("got %v, want ErrDeleted", err)
+	}
+	if waited := time.Since(start); waited < WriterWait {
+		t.Errorf("gave up after %v, want a wait of %v for the file to be put back", waited, WriterWait)
 	}
 	assertOnly(t, dir)
+}
+
+// An editor that saves by renaming the old file away leaves the name
+// missing for a moment: Replace waits for the new file and rebases onto
+// it, woken by the directory's notification.
+func TestRenamedAwayMidSaveIsWaitedFor(t *testing.T) {
+	dir, path := queueFile(t)
+	saved := make(chan error, 1)
+	h := &seams{beforeRead: once(func() {
+		if err := os.Rename(path, path+"~"); err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			err := os.WriteFile(path+".new", theirs, 0o644)
+			if err == nil {
+				err = os.Rename(path+".new", path)
+			}
+			if err == nil {
+				err = os.Remove(path + "~")
+			}
+			saved <- err
+		}()
+	})}
+	replaceRebasedOntoTheirs(t, h, dir, path)
+	if err := <-saved; err != nil {
+		t.Fatal(err)
+	}
 }
 
 // A file created by someone else while we create it is rebased onto, not
@@ -227,18 +256,17 @@ func TestCreateRace(t *testing.T) {
 		when   string
 		create func(int, string, string) error
 	}{
-		{"before re-read", renameNoReplace},
+		{"before read", renameNoReplace},
 		{"before create", renameNoReplace},
 		{"before create, without RENAME_NOREPLACE", linkNoReplace},
 	} {
 		t.Run(tc.when, func(t *testing.T) {
-			h := new(seams)
-			h.create = tc.create
+			h := &seams{create: tc.create}
 			dir := t.TempDir()
 			path := filepath.Join(dir, "issue_queue.md")
 			hook := once(func() { saveByRename(t, path, theirs) })
-			if tc.when == "before re-read" {
-				h.beforeCheck = hook
+			if tc.when == "before read" {
+				h.beforeRead = hook
 			} else {
 				h.beforeSwap = hook
 			}
@@ -247,7 +275,7 @@ func TestCreateRace(t *testing.T) {
 				calls = append(calls, slices.Clone(cur))
 				return append(slices.Clone(cur), "c: 1\n"...), nil
 			}
-			if err := h.replace(path, nil, []byte("c: 1\n"), add); err != nil {
+			if _, err := h.replace(context.Background(), path, nil, []byte("c: 1\n"), add); err != nil {
 				t.Fatal(err)
 			}
 			wantRebasedOnce(t, calls, theirs)
@@ -258,11 +286,10 @@ func TestCreateRace(t *testing.T) {
 }
 
 func TestCreateWithoutRenameNoReplace(t *testing.T) {
-	h := new(seams)
-	h.create = linkNoReplace
+	h := &seams{create: linkNoReplace}
 	dir := t.TempDir()
 	path := filepath.Join(dir, "issue_queue.md")
-	if err := h.writeNew(path, next); err != nil {
+	if _, err := h.replace(context.Background(), path, nil, next, nil); err != nil {
 		t.Fatal(err)
 	}
 	assertContent(t, path, next)
@@ -272,17 +299,15 @@ func TestCreateWithoutRenameNoReplace(t *testing.T) {
 	assertOnly(t, dir, "issue_queue.md")
 }
 
-// On a file system without RENAME_EXCHANGE, Replace falls back to rename.
+// On a file system without RENAME_EXCHANGE, Replace falls back to rename,
+// keeping the file's mode.
 func TestReplaceWithoutExchange(t *testing.T) {
-	h := new(seams)
-	h.swap = func(int, string, string) error { return errUnsupported }
-	dir := t.TempDir()
-	path := filepath.Join(dir, "issue_queue.md")
-	writeFile(t, path, orig)
+	h := &seams{swap: func(int, string, string) error { return errUnsupported }}
+	dir, path := queueFile(t)
 	os.Chmod(path, 0o600)
-	h.beforeCheck = once(func() { saveInPlace(t, path, theirs) })
+	h.beforeRead = once(func() { saveInPlace(t, path, theirs) })
 	var calls [][]byte
-	if err := h.replace(path, orig, next, rebaseB(&calls)); err != nil {
+	if _, err := h.replace(context.Background(), path, orig, next, rebaseB(&calls)); err != nil {
 		t.Fatal(err)
 	}
 	assertContent(t, path, rebased)

@@ -1,6 +1,7 @@
 package statefile
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
@@ -19,6 +20,18 @@ var ErrChanged = errors.New("changed since it was read")
 // ErrDeleted reports that a file was deleted after it was read; it is an
 // ErrChanged.
 var ErrDeleted = fmt.Errorf("deleted while being written: %w", ErrChanged)
+
+// WritingError reports a state file that a process still had open for
+// writing when a command had waited as long as it does: what it holds may
+// be half a save, so nothing was written.
+type WritingError struct {
+	File string
+	Wait time.Duration
+}
+
+func (e *WritingError) Error() string {
+	return fmt.Sprintf("%s is being written by someone else and did not settle within %v; nothing was written", e.File, e.Wait)
+}
 
 // UnsafeFileError reports a state file that cannot be replaced safely:
 // a symbolic link, a hard-linked file or not a regular file.
@@ -53,64 +66,23 @@ func checkFile(path string, fi os.FileInfo) error {
 	return nil
 }
 
-// ReplaceOptions are what a caller of ReplaceWith may add to Replace.
-type ReplaceOptions struct {
-	// Prepared, if not nil, is next written ahead by Prepare for the same
-	// path: Replace puts it in place, or removes it if next has to change
-	// (a rebase) or nothing is written, instead of writing next itself.
-	// It must have been prepared with next itself, not a copy; otherwise it
-	// is removed and next written as without it.
-	Prepared *Prepared
-	// Unchanged, if not nil, reports whether the file fi describes cannot
-	// have changed since Replace opened it to compare it with what it
-	// should hold: for a caller that holds a read lease on it, taken
-	// before, which no process opened it for writing since. After the
-	// swap, the file it displaced is then not read again when it is the
-	// one Replace compared.
-	Unchanged func(fi os.FileInfo) bool
-}
-
-// Replace gives the files it puts in place a modification time whose
-// nanoseconds within the microsecond are 1 + the file's size modulo 999
-// (see MarkWhole), so that a reader can tell a file put in place whole
-// from one that someone may still be writing in place: a write in place
-// changes the time or the size, and the file no longer matches. The mark
-// is never 0, the nanoseconds of every time a file system that keeps
-// times to the microsecond or coarser reports. Windows keeps times to 100
-// nanoseconds, so there the mark is not written.
-
-// MarkWhole returns the modification time Replace gives a file of size
-// bytes it puts in place at t: the mark WrittenWhole looks for.
-func MarkWhole(t time.Time, size int64) time.Time {
-	return t.Truncate(time.Microsecond).Add(time.Duration(1 + size%999))
-}
-
-// WrittenWhole reports whether the file fi describes was last written by
-// Replace, which puts whole files in place, rather than in place by
-// someone who may not be done. A file system that keeps times to the
-// microsecond or coarser loses the mark: its files, empty ones included,
-// count as written in place. One file in a thousand written in place has
-// the mark by chance.
-func WrittenWhole(fi os.FileInfo) bool {
-	return int64(fi.ModTime().Nanosecond()%1000) == 1+fi.Size()%999
-}
-
 const (
-	maxRebases  = 5
-	tempMarker  = ".tmp-"
-	savedMarker = ".saved-"
-	staleAge    = time.Minute
-	newMode     = 0o644
+	// WriterWait bounds how long Read and Replace wait for a process that
+	// has a state file open for writing to close it: a save takes
+	// milliseconds.
+	WriterWait = 2 * time.Second
+	maxRebases = 5
+	tempMarker = ".tmp-"
+	savedMark  = ".saved-"
+	staleAge   = time.Minute
+	newMode    = 0o644
 )
 
 // tempTarget reports whether name is one of Replace's temporary files,
 // ".<target>.tmp-<16 hex digits>", and for which target.
 func tempTarget(name string) (string, bool) {
 	i := strings.LastIndex(name, tempMarker)
-	if i < 2 || name[0] != '.' {
-		return "", false
-	}
-	if !isRandomHex(name[i+len(tempMarker):]) {
+	if i < 2 || name[0] != '.' || !isRandomHex(name[i+len(tempMarker):]) {
 		return "", false
 	}
 	return name[1:i], true
@@ -130,42 +102,24 @@ func isRandomHex(s string) bool {
 	return true
 }
 
-// savedName returns a new name beside path for a save that could not be
-// put in place: "<name>.saved-<hex>", which Cleanup leaves alone.
-func savedName(path string) string { return path + savedMarker + randomHex() }
+func randomHex() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
+	return hex.EncodeToString(b[:])
+}
 
-// SetAsideBeside returns the saves kept beside path, named as savedName
-// names them (by SetAside, or by Replace when two saves raced with it), in
-// the order of their names.
+// SetAsideBeside returns the saves Replace kept beside path
+// ("<name>.saved-<16 hex digits>"), in the order of their names.
 func SetAsideBeside(path string) []string {
 	dir, name := splitPath(path)
 	entries, _ := os.ReadDir(dir) // sorted by name; unreadable: none found
 	var out []string
 	for _, e := range entries {
-		if hex, ok := strings.CutPrefix(e.Name(), name+savedMarker); ok && isRandomHex(hex) {
+		if hex, ok := strings.CutPrefix(e.Name(), name+savedMark); ok && isRandomHex(hex) {
 			out = append(out, filepath.Join(dir, e.Name()))
 		}
 	}
 	return out
-}
-
-// SetAside writes data, durably, to a new file beside path named as
-// savedName says, and returns its name: it keeps someone's save that
-// could not be put in place, for a person to merge by hand.
-func SetAside(path string, data []byte) (string, error) {
-	saved := savedName(path)
-	err := WriteNew(saved, data)
-	if errors.Is(err, os.ErrExist) { // 64 random bits taken: someone made the name
-		saved = savedName(path)
-		err = WriteNew(saved, data)
-	}
-	return saved, err
-}
-
-func randomHex() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:]) // never fails (crypto/rand)
-	return hex.EncodeToString(b[:])
 }
 
 // splitPath returns the directory (".", not "", for a bare name) and the
@@ -176,4 +130,16 @@ func splitPath(path string) (dir, name string) {
 		dir = "."
 	}
 	return dir, name
+}
+
+// sleep waits for d, or until ctx is done; it reports whether ctx is not.
+func sleep(ctx context.Context, d time.Duration) bool {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return false
+	case <-t.C:
+		return true
+	}
 }

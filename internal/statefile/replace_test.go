@@ -4,6 +4,7 @@ package statefile
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -81,7 +82,7 @@ func TestReplaceKeepsMode(t *testing.T) {
 			if err := os.Chmod(path, mode); err != nil {
 				t.Fatal(err)
 			}
-			if err := Replace(path, orig, next, nil); err != nil {
+			if _, err := Replace(context.Background(), path, orig, next, nil); err != nil {
 				t.Fatal(err)
 			}
 			assertContent(t, path, next)
@@ -107,7 +108,7 @@ func TestReplaceKeepsOwner(t *testing.T) {
 	if err := os.Chown(path, 65534, 65534); err != nil {
 		t.Fatal(err)
 	}
-	if err := Replace(path, orig, next, nil); err != nil {
+	if _, err := Replace(context.Background(), path, orig, next, nil); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(path)
@@ -170,7 +171,7 @@ func TestRefusesLinkedFiles(t *testing.T) {
 			if !errors.As(err, &unsafe) || err.Error() != tc.want {
 				t.Errorf("ReadFile: got %v, want %q", err, tc.want)
 			}
-			err = Replace("issue_queue.md", orig, next, nil)
+			_, err = Replace(context.Background(), "issue_queue.md", orig, next, nil)
 			if !errors.As(err, &unsafe) || err.Error() != tc.want {
 				t.Errorf("Replace: got %v, want %q", err, tc.want)
 			}
@@ -187,13 +188,13 @@ func TestRefusesLinkMadeMeanwhile(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, "issue_queue.md")
 	writeFile(t, path, orig)
-	h.beforeCheck = func() {
+	h.beforeRead = func() {
 		if err := os.Link(path, filepath.Join(dir, "backup.md")); err != nil {
 			t.Fatal(err)
 		}
 	}
 	var unsafe *UnsafeFileError
-	if err := h.replace(path, orig, next, nil); !errors.As(err, &unsafe) {
+	if _, err := h.replace(context.Background(), path, orig, next, nil); !errors.As(err, &unsafe) {
 		t.Fatalf("got %v, want an *UnsafeFileError", err)
 	}
 	assertContent(t, path, orig)
@@ -234,12 +235,12 @@ func TestNoChangeWritesNothing(t *testing.T) {
 	writeFile(t, path, orig)
 	before, _ := os.Stat(path)
 
-	if err := h.replace(path, orig, orig, nil); err != nil {
+	if _, err := h.replace(context.Background(), path, orig, orig, nil); err != nil {
 		t.Fatal(err)
 	}
 	// The editor's save already holds the change: rebase returns it as is.
-	h.beforeCheck = once(func() { saveInPlace(t, path, next) })
-	if err := h.replace(path, orig, next, func(cur []byte) ([]byte, error) { return cur, nil }); err != nil {
+	h.beforeRead = once(func() { saveInPlace(t, path, next) })
+	if _, err := h.replace(context.Background(), path, orig, next, func(cur []byte) ([]byte, error) { return cur, nil }); err != nil {
 		t.Fatal(err)
 	}
 	after, _ := os.Stat(path)
@@ -262,7 +263,7 @@ func TestReadFile(t *testing.T) {
 		t.Errorf("ReadFile(missing): got %v, want fs.ErrNotExist", err)
 	}
 	// An empty existing file is replaced, not created.
-	if err := Replace(path, data, next, nil); err != nil {
+	if _, err := Replace(context.Background(), path, data, next, nil); err != nil {
 		t.Fatal(err)
 	}
 	assertContent(t, path, next)
@@ -320,7 +321,7 @@ func TestCleanup(t *testing.T) {
 	// linked to its target goes.
 	now := time.Now()
 	h.now = func() time.Time { return now }
-	if err := h.cleanupAll(dir); err != nil {
+	if err := h.cleanup(dir, ""); err != nil {
 		t.Fatal(err)
 	}
 	assertOnly(t, dir, "issue_queue.md", "session_state.md", queueTemp1, queueTemp2, otherTemp,
@@ -329,12 +330,12 @@ func TestCleanup(t *testing.T) {
 	// A minute on, Replace of issue_queue.md removes that file's temporaries
 	// only; Cleanup removes all.
 	h.now = func() time.Time { return now.Add(staleAge + time.Second) }
-	if err := h.replace(filepath.Join(dir, "issue_queue.md"), orig, next, nil); err != nil {
+	if _, err := h.replace(context.Background(), filepath.Join(dir, "issue_queue.md"), orig, next, nil); err != nil {
 		t.Fatal(err)
 	}
 	assertOnly(t, dir, "issue_queue.md", "session_state.md", otherTemp,
 		"issue_queue.md.saved-0123456789abcdef", ".notes.tmp-short", ".vimrc.tmp-0123456789ABCDEF", "x.tmp-0123456789abcdef")
-	if err := h.cleanupAll(dir); err != nil {
+	if err := h.cleanup(dir, ""); err != nil {
 		t.Fatal(err)
 	}
 	assertOnly(t, dir, "issue_queue.md", "session_state.md",
@@ -361,56 +362,6 @@ func TestTempTarget(t *testing.T) {
 	}
 }
 
-// Replace marks the file it puts in place as written whole, which a file
-// written in place is not, even if its time stays: its size no longer
-// matches the mark.
-func TestReplaceMarksWholeFiles(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "issue_queue.md")
-	writeFile(t, path, orig)
-	inPlace := time.Date(2026, 11, 22, 10, 0, 0, 123456789, time.UTC) // 789 ns past the microsecond; orig is 10 bytes
-	if err := os.Chtimes(path, inPlace, inPlace); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !fi.ModTime().Equal(inPlace) {
-		t.Skipf("the file system keeps times to %v, not to the nanosecond", fi.ModTime())
-	}
-	if WrittenWhole(fi) {
-		t.Fatal("a file written in place counts as written whole")
-	}
-	if err := Replace(path, orig, next, nil); err != nil {
-		t.Fatal(err)
-	}
-	if fi, err = os.Lstat(path); err != nil {
-		t.Fatal(err)
-	}
-	if !WrittenWhole(fi) {
-		t.Errorf("the file Replace put in place (%d bytes, modified %v) is not marked as written whole", fi.Size(), fi.ModTime())
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString("c: 3\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Chtimes(path, fi.ModTime(), fi.ModTime()); err != nil {
-		t.Fatal(err)
-	}
-	if fi, err = os.Lstat(path); err != nil {
-		t.Fatal(err)
-	}
-	if WrittenWhole(fi) {
-		t.Error("a file appended to in place still counts as written whole")
-	}
-}
-
 // The saves kept beside a file are found by their names alone, in a
 // directory whose own name has characters a glob would read as a pattern.
 func TestSetAsideBesideFindsKeptSaves(t *testing.T) {
@@ -419,10 +370,8 @@ func TestSetAsideBesideFindsKeptSaves(t *testing.T) {
 		t.Fatal(err)
 	}
 	path := filepath.Join(dir, "issue_queue.md")
-	saved, err := SetAside(path, []byte("a person's save\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
+	saved := path + savedMark + "0123456789abcdef"
+	writeFile(t, saved, []byte("a person's save\n"))
 	for _, other := range []string{"issue_queue.md.saved-notakeptsave", "issue_queue.md.saved-0123456789ABCDEF", "state.md.saved-0123456789abcdef"} {
 		if err := os.WriteFile(filepath.Join(dir, other), nil, 0o644); err != nil {
 			t.Fatal(err)
@@ -430,43 +379,5 @@ func TestSetAsideBesideFindsKeptSaves(t *testing.T) {
 	}
 	if got := SetAsideBeside(path); len(got) != 1 || got[0] != saved {
 		t.Errorf("SetAsideBeside = %q, want [%q]", got, saved)
-	}
-}
-
-// fileInfo is a file's size and modification time, as a file system
-// reports them.
-type fileInfo struct {
-	size int64
-	mod  time.Time
-}
-
-func (f fileInfo) Name() string       { return "issue_queue.md" }
-func (f fileInfo) Size() int64        { return f.size }
-func (f fileInfo) Mode() fs.FileMode  { return 0o644 }
-func (f fileInfo) ModTime() time.Time { return f.mod }
-func (f fileInfo) IsDir() bool        { return false }
-func (f fileInfo) Sys() any           { return nil }
-
-// A file system that keeps times to the microsecond or coarser (sshfs,
-// some network file systems, small inodes) reports 0 nanoseconds within
-// the microsecond for every file: none of them, whatever its size (an
-// empty file, one of 1000 bytes), may count as put in place whole by the
-// tool, or a save in place that truncated it would be taken as final at
-// once. Every size's own mark is told apart from the next size's.
-func TestCoarseTimesNeverCarryTheMark(t *testing.T) {
-	now := time.Now()
-	for _, size := range []int64{0, 1, 998, 999, 1000, 1998, 2000, 7_500_000} {
-		for _, coarse := range []time.Time{now.Truncate(time.Microsecond), now.Truncate(time.Millisecond), now.Truncate(time.Second)} {
-			if WrittenWhole(fileInfo{size, coarse}) {
-				t.Errorf("%d bytes modified at %v (no nanoseconds) counts as written whole", size, coarse)
-			}
-		}
-		marked := MarkWhole(now, size)
-		if !WrittenWhole(fileInfo{size, marked}) {
-			t.Errorf("%d bytes with the mark (%v) does not count as written whole", size, marked)
-		}
-		if WrittenWhole(fileInfo{size + 1, marked}) {
-			t.Errorf("%d bytes with the mark of %d counts as written whole", size+1, size)
-		}
 	}
 }

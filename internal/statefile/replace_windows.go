@@ -2,6 +2,7 @@ package statefile
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -17,8 +18,15 @@ import (
 // implementation closes, stays open here; symbolic links are refused, hard
 // links cannot be told apart and are not.
 
-// ReadFile returns the content of the state file at path, refusing
-// symbolic links and non-regular files with an *UnsafeFileError.
+// Read returns the content of the state file at path, refusing symbolic
+// links and non-regular files with an *UnsafeFileError. Windows has no
+// leases: a read is never vouched whole, and nothing is waited for.
+func Read(_ context.Context, path string, _ time.Duration) ([]byte, bool, error) {
+	b, err := ReadFile(path)
+	return b, false, err
+}
+
+// ReadFile is Read without waiting, for commands that only read.
 func ReadFile(path string) ([]byte, error) {
 	if err := safeWindows(path); err != nil {
 		return nil, err
@@ -28,15 +36,6 @@ func ReadFile(path string) ([]byte, error) {
 		b = []byte{}
 	}
 	return b, err
-}
-
-// Open opens the state file at path for reading, refusing it as ReadFile
-// refuses it.
-func Open(path string) (*os.File, error) {
-	if err := safeWindows(path); err != nil {
-		return nil, err
-	}
-	return os.Open(path)
 }
 
 // Check refuses the file at path as ReadFile and Replace refuse it,
@@ -74,7 +73,11 @@ func WriteNew(path string, data []byte) error {
 // next. If the file changed meanwhile, rebase is called with its current
 // content to re-apply the change; without rebase, or if the file keeps
 // changing, nothing is written and the error wraps ErrChanged.
-func Replace(path string, orig, next []byte, rebase func(current []byte) ([]byte, error)) error {
+func Replace(_ context.Context, path string, orig, next []byte, rebase func(current []byte) ([]byte, error)) ([]string, error) {
+	return nil, replaceWindows(path, orig, next, rebase)
+}
+
+func replaceWindows(path string, orig, next []byte, rebase func(current []byte) ([]byte, error)) error {
 	dir, name := splitPath(path)
 	for range maxRebases {
 		cur, err := ReadFile(path)
@@ -113,23 +116,6 @@ func Replace(path string, orig, next []byte, rebase func(current []byte) ([]byte
 	}
 	return fmt.Errorf("%s: kept changing: %w", path, ErrChanged)
 }
-
-// ReplaceWith is Replace with options; a prepared file is only the content
-// here (see Prepare).
-func ReplaceWith(path string, orig, next []byte, rebase func(current []byte) ([]byte, error), opt ReplaceOptions) error {
-	return Replace(path, orig, next, rebase)
-}
-
-// Prepared is a state file's new content, for ReplaceWith. On Windows
-// nothing is written ahead.
-type Prepared struct{}
-
-// Prepare returns next prepared for the file at path: on Windows, nothing
-// is written ahead.
-func Prepare(path string, next []byte) (*Prepared, error) { return &Prepared{}, nil }
-
-// Discard drops a prepared file that will not be put in place.
-func (p *Prepared) Discard() {}
 
 // Cleanup removes temporary files that Replace left in dir when it was
 // killed, once they are older than a minute.

@@ -17,61 +17,11 @@ import (
 	"github.com/autoretry/orchestrator/internal/statefile"
 )
 
-// A file being saved in place whose modification time carries the tool's
-// mark by chance (one in a thousand do) is still seen as being saved where
-// a lease can tell: the lease, not the mark, is the answer.
-func TestLeaseOutranksAChanceMark(t *testing.T) {
-	path := filepath.Join(t.TempDir(), QueueFile)
-	half := []byte("# Issue Queue\n\n## ISSUE-20261126-001: half a sa")
-	if err := os.WriteFile(path, half, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// The editor still has the file open for writing.
-	editor, err := os.OpenFile(path, os.O_RDWR, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer editor.Close()
-	now := time.Now()
-	marked := statefile.MarkWhole(now, int64(len(half)))
-	if err := os.Chtimes(path, marked, marked); err != nil {
-		t.Fatal(err)
-	}
-	fi, err := os.Stat(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !statefile.WrittenWhole(fi) {
-		t.Skip("this file system does not keep the mark (times coarser than a nanosecond)")
-	}
-	switch writers(path) {
-	case leaseUnknown:
-		t.Skip("no leases here (another user's file or a network file system)")
-	case leaseIdle:
-		t.Fatal("a lease was granted on a file open for writing")
-	}
-	s := newSettler()
-	if !s.busy(path, half) {
-		t.Error("busy: a file open for writing, changed a moment ago, counts as settled because of a chance mark")
-	}
-	// wait must not take the half save as final either: it waits until the
-	// budget is spent, or the save ends. Here the save ends.
-	done := make(chan bool)
-	go func() { done <- s.wait(t.Context(), path, half) }()
-	if _, err := editor.WriteAt([]byte("ve\n"), int64(len(half))); err != nil {
-		t.Fatal(err)
-	}
-	editor.Close()
-	if !<-done {
-		t.Error("wait took the half save as final")
-	}
-}
-
 // skipWithoutLeases skips the test where no lease can be taken on the
 // file at path.
 func skipWithoutLeases(t *testing.T, path string) {
 	t.Helper()
-	if writers(path) == leaseUnknown {
+	if _, whole, err := statefile.Read(context.Background(), path, 0); err != nil || !whole {
 		t.Skip("no leases here (another user's file or a network file system)")
 	}
 }
@@ -96,38 +46,25 @@ func openForWriting(t *testing.T, path string) *os.File {
 }
 
 // An editor that truncated the file and then stalled (a loaded machine, a
-// stopped process) leaves it empty and unchanged for longer than a save
-// takes, and still has it open for writing. Where a lease can tell, that
-// is a save going on, whatever the modification time says: busy says so,
-// and wait does not take the empty file as final until the budget is spent.
+// stopped process) leaves it empty for longer than a save takes, and still
+// has it open for writing. Where a lease can tell, that is a save going
+// on: a change waits for it to end and is made on what it saved, not on
+// the empty file.
 func TestStalledSaveIsASaveGoingOn(t *testing.T) {
-	t.Parallel() // it waits out budgets: the others wait meanwhile
-	path := filepath.Join(t.TempDir(), QueueFile)
-	write(t, path, "")
-	editor := openForWriting(t, path)
-	s := newSettler()
-	if !s.busy(path, []byte{}) {
-		t.Error("busy: an empty file still open for writing counts as settled because it was truncated long ago")
-	}
-	const budget = 150 * time.Millisecond
-	s = &settler{deadline: time.Now().Add(budget)}
-	start := time.Now()
-	if s.wait(t.Context(), path, []byte{}) {
-		t.Fatal("wait reports a change that was not made")
-	}
-	if took := time.Since(start); took < budget {
-		t.Errorf("wait took the empty file as final after %v, with the editor still writing and %v of budget left", took, budget-took)
-	}
-	// Once the save ends, wait sees it.
-	s = newSettler()
-	done := make(chan bool)
-	go func() { done <- s.wait(t.Context(), path, []byte{}) }()
+	s := newIntentStore(t)
+	write(t, s.Queue(), "")
+	editor := openForWriting(t, s.Queue())
+	done := make(chan error, 1)
+	go func() { done <- s.Update(t.Context(), retryChange) }()
 	if _, err := editor.Write([]byte(intentQueue)); err != nil {
 		t.Fatal(err)
 	}
 	editor.Close()
-	if !<-done {
-		t.Error("wait took the empty file as final though the save ended")
+	if err := <-done; err != nil {
+		t.Fatalf("Update: %v, want the change made on the editor's save", err)
+	}
+	if q := read(t, s.Queue()); !strings.Contains(q, "| Retry-Count | 3 |") || !strings.Contains(q, "Flaky test") {
+		t.Errorf("the change was not made on the whole save:\n%s", q)
 	}
 }
 
@@ -135,7 +72,7 @@ func TestStalledSaveIsASaveGoingOn(t *testing.T) {
 // shell's "exec 3>>issue_queue.md", a stalled editor) never lets a change
 // be made safely: what it writes later would go into the replaced file.
 // Update waits for it up to its budget and then refuses with a
-// *SavingError, having written nothing; it does not spin.
+// *statefile.WritingError, having written nothing; it does not spin.
 func TestUpdateRefusesAFileHeldOpenForWriting(t *testing.T) {
 	t.Parallel() // it waits out budgets: the others wait meanwhile
 	for _, file := range []string{QueueFile, StateFile} {
@@ -149,9 +86,9 @@ func TestUpdateRefusesAFileHeldOpenForWriting(t *testing.T) {
 			go func() { done <- s.Update(t.Context(), retryChange) }()
 			select {
 			case err := <-done:
-				var se *SavingError
+				var se *statefile.WritingError
 				if !errors.As(err, &se) || se.File != filepath.Join(s.Dir, file) {
-					t.Errorf("Update: %v, want a *SavingError for %s", err, file)
+					t.Errorf("Update: %v, want a *statefile.WritingError for %s", err, file)
 				}
 				if took := time.Since(start); took < SettleTime {
 					t.Errorf("Update refused after %v, before its budget of %v was spent", took, SettleTime)
@@ -239,73 +176,6 @@ func TestUpdateInterruptedWhileWaiting(t *testing.T) {
 	}
 }
 
-// The rest of a change whose first write is made gets a wait of its own:
-// a save of the state file that begins when the command's budget is spent
-// is waited for, and the change made whole.
-func TestUpdateWaitsAgainAfterItsFirstWrite(t *testing.T) {
-	t.Parallel() // it waits out budgets: the others wait meanwhile
-	s := newIntentStore(t)
-	s.betweenWrites = func() error {
-		holder := openForWriting(t, s.State())
-		time.Sleep(SettleTime) // the budget of the first write is spent
-		time.AfterFunc(SettleTime/10, func() { holder.Close() })
-		return nil
-	}
-	if err := s.Update(t.Context(), retryChange); err != nil {
-		t.Fatalf("Update: %v", err)
-	}
-	if !strings.Contains(read(t, s.Queue()), "| Retry-Count | 3 |") || !strings.Contains(read(t, s.State()), "| total_auto_retries | 3 |") {
-		t.Errorf("the change was not made whole:\n%s\n%s", read(t, s.Queue()), read(t, s.State()))
-	}
-}
-
-// An empty state file is more often an editor's save in place, truncated
-// and not yet written, than what a person meant. Where no lease can tell,
-// it counts as settled only once left alone for as long as a command
-// waits, not after the few hundred milliseconds a save takes; where a
-// lease tells that no one is writing it, it is taken at once. A
-// modification time a little ahead of the clock (a file server's clock) is
-// a save going on; one far ahead is another machine's clock.
-func TestEmptyFileSettlesLateWithoutALease(t *testing.T) {
-	dir := t.TempDir()
-	empty, full := filepath.Join(dir, "empty.md"), filepath.Join(dir, "full.md")
-	write(t, empty, "")
-	write(t, full, intentQueue)
-	now := time.Now()
-	for _, tc := range []struct {
-		path    string
-		ago     time.Duration
-		settled bool
-	}{
-		{empty, SettleTime / 2, false},
-		{empty, 2 * SettleTime, true},
-		{full, SettleTime / 2, true},
-		// A file server's clock a little ahead: a save going on now.
-		{empty, -SettleTime / 10, false},
-		{full, -settleQuiet / 2, false},
-		// Far ahead: another machine's clock, not a save going on now.
-		{empty, -time.Hour, true},
-		{full, -time.Hour, true},
-	} {
-		at := now.Add(-tc.ago)
-		if err := os.Chtimes(tc.path, at, at); err != nil {
-			t.Fatal(err)
-		}
-		st := stampOf(tc.path)
-		if got := settled(now, st.settledAt(), st.quiet()); got != tc.settled {
-			t.Errorf("%s, left alone for %v, where no lease tells: settled %v, want %v", filepath.Base(tc.path), tc.ago, got, tc.settled)
-		}
-	}
-	at := now.Add(-SettleTime / 2)
-	if err := os.Chtimes(empty, at, at); err != nil {
-		t.Fatal(err)
-	}
-	skipWithoutLeases(t, empty)
-	if newSettler().busy(empty, []byte{}) {
-		t.Error("busy: an empty file no one has open for writing is waited for, though a lease tells")
-	}
-}
-
 // emptyFileHelperDir names, to the helper process of
 // TestEmptyFileWithoutALeaseIsRefused, the state directory it adds to.
 const emptyFileHelperDir = "ISSUEQUEUE_TEST_EMPTY_FILE_DIR"
@@ -373,7 +243,7 @@ func TestEmptyFileHelperProcess(t *testing.T) {
 	if dir == "" {
 		t.Skip("the helper process of TestEmptyFileWithoutALeaseIsRefused")
 	}
-	if writers(filepath.Join(dir, QueueFile)) != leaseUnknown {
+	if _, whole, _ := statefile.Read(t.Context(), filepath.Join(dir, QueueFile), 0); whole {
 		t.Fatal("this process can take a lease on the queue: the test does not reach the case it is for")
 	}
 	s := &Store{Paths: Paths{Dir: dir}, Command: "test"}
@@ -396,9 +266,9 @@ func TestRecoveryHeldUpSaysWhatItIs(t *testing.T) {
 	holder := openForWriting(t, s.State())
 	err := s.Recover(t.Context())
 	var re *RecoveryError
-	var se *SavingError
+	var se *statefile.WritingError
 	if !errors.As(err, &re) || !errors.As(err, &se) {
-		t.Fatalf("Recover: %v, want a *RecoveryError of a *SavingError", err)
+		t.Fatalf("Recover: %v, want a *RecoveryError of a *statefile.WritingError", err)
 	}
 	if strings.Contains(err.Error(), "nothing was written") {
 		t.Errorf("Recover says nothing was written, with the killed command's queue written: %v", err)
