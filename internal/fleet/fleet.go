@@ -297,7 +297,8 @@ func Sort(es []Entry) {
 
 // Lines writes the entry for a terminal of width columns: a healthy one on
 // one line, one with problems on a line for the most urgent and an
-// indented line for each other. Every line fits the width.
+// indented line for each other. Every line fits the width; width 0 means
+// no limit.
 func (e Entry) Lines(nameWidth, width int) []string {
 	mark := "ok"
 	switch {
@@ -363,11 +364,14 @@ func cut(s string, width int) string {
 }
 
 // NameWidth is the width the names get in Lines: the longest, up to a
-// third of width.
+// third of width (0: no limit).
 func NameWidth(es []Entry, width int) int {
 	n := 0
 	for _, e := range es {
 		n = max(n, utf8.RuneCountInString(e.Name))
+	}
+	if width <= 0 {
+		return n
 	}
 	return min(n, max(width/3, 8))
 }
