@@ -17,7 +17,9 @@ func init() {
 Decides as the next 'orchestrator run' and the next 'orchestrator check'
 would, and changes nothing. For each rule it prints what it read now, its
 limit and its verdict; then, for each issue waiting for an auto-retry (or for
-each issue named), whether it would be retried and why not.
+each issue named), whether it would be retried and why not. Long reasons
+wrap to fit the terminal, as wide as 'orchestrator status' finds it; to a
+pipe or a file, nothing wraps unless $COLUMNS is set.
 
 The rules a loop start depends on, in the order they apply:
     paused              a person ran 'orchestrator pause' (all loops)

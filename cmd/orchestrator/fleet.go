@@ -43,7 +43,9 @@ status     one line per repository (those with problems get a line per
            a shared one) spent, rate-limited, runs overdue, never run. It
            only reads. Exit 3 when any repository needs a person (an issue
            halted or escalated or quarantined, the breaker open, a budget
-           spent, runs overdue), else 0.
+           spent, runs overdue), else 0. Lines fit the terminal as
+           'orchestrator status' says; to a pipe or a file, lines are
+           whole unless $COLUMNS is set.
 explain    for each repository, every problem with its reason, and each
            shared budget: its figures and which repositories spent it.
 report     one self-contained HTML page: the fleet's status, then each

@@ -33,7 +33,8 @@ It fits the terminal: as wide as the terminal it writes to says (else
 $COLUMNS, else 80 columns), 24 lines unless $LINES says otherwise.
 Summaries are cut to the width, longer lines wrapped, and when more open
 issues exist than fit, the first ones in retry order are listed with a
-line saying how many more there are.
+line saying how many more there are. Written to a pipe or a file, no line
+is cut or wrapped unless $COLUMNS is set.
 
 Flags:
     --limit N    list at most N issues
@@ -108,9 +109,13 @@ type statusReport struct {
 }
 
 // termSize returns the terminal's size for status: its width as
-// outputWidth finds it (at least 40), its height from $LINES, else 24.
+// outputWidth finds it (at least 40; 0 for no limit), its height from
+// $LINES, else 24.
 func termSize(e *env) (width, height int) {
-	width, height = max(e.outputWidth(), 40), 24
+	width, height = e.outputWidth(), 24
+	if width > 0 {
+		width = max(width, 40)
+	}
 	if n, err := strconv.Atoi(e.getenv("LINES")); err == nil && n >= 10 {
 		height = n
 	}
@@ -267,7 +272,8 @@ func printStatus(w io.Writer, r statusReport) {
 			rows = append(rows, []string{is.ID, prio, is.Status, yesNo(is.AutoRetry),
 				fmt.Sprintf("%d/%d", is.RetryCount, is.MaxRetries), strconv.Itoa(is.RepeatCount), yesNo(is.Halted)})
 		}
-		// The summary gets what the other columns leave of the width.
+		// The summary gets what the other columns leave of the width
+		// (0: no limit).
 		room := r.width
 		for c := range rows[0] {
 			wid := 0
@@ -276,16 +282,21 @@ func printStatus(w io.Writer, r statusReport) {
 			}
 			room -= wid + 2
 		}
-		room = max(room, 4)
+		if r.width > 0 {
+			room = max(room, 4)
+		}
 		for i, row := range rows {
 			sum, tag := "SUMMARY", ""
 			if i > 0 {
 				sum = r.Issues[i-1].Summary
-				if n := r.Issues[i-1].Seen; n > 1 && room >= 24 {
+				if n := r.Issues[i-1].Seen; n > 1 && (r.width == 0 || room >= 24) {
 					tag = fmt.Sprintf(" (filed %d×)", n)
 				}
 			}
-			sum = cut(sum, max(room-utf8.RuneCountInString(tag), 4)) + tag
+			if r.width > 0 {
+				sum = columns.Cut(sum, max(room-columns.Width(tag), 4))
+			}
+			sum += tag
 			fmt.Fprintln(tw, strings.Join(append(row, sum), "\t"))
 		}
 		tw.Flush()
@@ -364,12 +375,4 @@ func seenCount(is *issuequeue.Issue) int {
 	v, _ := is.Field(issuequeue.FieldSeen)
 	n, _ := strconv.Atoi(strings.TrimSpace(v))
 	return n
-}
-
-// cut shortens s to at most n runes, ending it with "…" when cut.
-func cut(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }

@@ -22,7 +22,7 @@ import (
 // 80 × 24 terminal with no $COLUMNS set, no line that status or explain
 // prints is wider than the terminal, however long the summaries, reasons
 // and hints are; the width comes from the terminal itself, before any
-// $COLUMNS.
+// $COLUMNS. A terminal that cannot say its size is taken as 80 wide.
 func TestProcessStatusAndExplainFitAnEightyColumnTerminal(t *testing.T) {
 	ctx := testContext(t, 60*time.Second)
 	c := newCLI(t)
@@ -60,6 +60,16 @@ func TestProcessStatusAndExplainFitAnEightyColumnTerminal(t *testing.T) {
 			if n := utf8.RuneCountInString(l); n > 80 {
 				t.Errorf("%v: a line of %d columns in an 80-column terminal:\n%q", args, n, l)
 			}
+		}
+	}
+	c.env = noColumns
+	out := runOnTerminal(t, c, 0, 0, "status")
+	if !strings.Contains(out, "…") {
+		t.Errorf("status cut no summary on a terminal of unknown size:\n%s", out)
+	}
+	for _, l := range strings.Split(out, "\n") {
+		if n := utf8.RuneCountInString(l); n > 80 {
+			t.Errorf("a line of %d columns on a terminal of unknown size:\n%q", n, l)
 		}
 	}
 }

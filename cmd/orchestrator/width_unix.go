@@ -9,11 +9,12 @@ import (
 )
 
 // terminalWidth asks the terminal driver how many columns f's terminal
-// has; 0 when f is no terminal.
-func terminalWidth(f *os.File) int {
+// has, and whether f is a terminal at all: 0 and true for one that does
+// not know its size, 0 and false for no terminal.
+func terminalWidth(f *os.File) (int, bool) {
 	ws, err := unix.IoctlGetWinsize(int(f.Fd()), unix.TIOCGWINSZ)
 	if err != nil {
-		return 0
+		return 0, false
 	}
-	return int(ws.Col)
+	return int(ws.Col), true
 }

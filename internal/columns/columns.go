@@ -1,6 +1,8 @@
 // Package columns lays text out for a terminal of a given width: runs of
 // tab-separated lines become aligned columns whose cells wrap inside their
 // column when the row would be wider, and other lines wrap at spaces.
+// Widths are counted in terminal columns: a wide rune, as in Japanese or
+// most emoji, takes two.
 package columns
 
 import (
@@ -75,11 +77,15 @@ func table(rows [][]string, width int) string {
 	}
 	wid := make([]int, n)
 	least := make([]int, n) // how narrow a column may become
+	floor := make([]int, n) // its widest rune: no narrower, cutting words
 	for _, r := range rows {
 		for c, cell := range r {
-			wid[c] = max(wid[c], runes(cell))
+			wid[c] = max(wid[c], Width(cell))
+			for _, ru := range cell {
+				floor[c] = max(floor[c], RuneWidth(ru))
+			}
 			for _, word := range strings.Fields(cell) {
-				least[c] = max(least[c], min(runes(word), 12))
+				least[c] = max(least[c], min(Width(word), 12))
 			}
 		}
 	}
@@ -102,12 +108,10 @@ func table(rows [][]string, width int) string {
 		}
 		if widest < 0 {
 			// Every column is as narrow as its words: cut words too.
-			if slices.Max(least) <= 1 {
+			if slices.Equal(least, floor) {
 				break
 			}
-			for c := range least {
-				least[c] = 1
-			}
+			copy(least, floor)
 			continue
 		}
 		wid[widest]--
@@ -129,7 +133,7 @@ func table(rows [][]string, width int) string {
 				}
 				line.WriteString(part)
 				if c < len(r)-1 {
-					line.WriteString(strings.Repeat(" ", wid[c]-runes(part)+gap))
+					line.WriteString(strings.Repeat(" ", max(wid[c]-Width(part), 0)+gap))
 				}
 			}
 			b.WriteString(strings.TrimRight(line.String(), " "))
@@ -139,28 +143,33 @@ func table(rows [][]string, width int) string {
 	return b.String()
 }
 
-// wrapCell splits a cell into lines of at most width runes, at spaces,
+// wrapCell splits a cell into lines of at most width columns, at spaces,
 // cutting a longer word.
 func wrapCell(cell string, width int) []string {
-	if runes(cell) <= width {
+	if Width(cell) <= width {
 		return []string{cell}
 	}
 	var out []string
 	line := ""
 	for _, word := range strings.Fields(cell) {
-		for runes(word) > width {
+		for Width(word) > width {
 			if line != "" {
 				out = append(out, line)
 				line = ""
 			}
-			r := []rune(word)
-			out = append(out, string(r[:width]))
-			word = string(r[width:])
+			head := fit(word, width)
+			if head == "" {
+				// A rune wider than the column still takes a line.
+				_, n := utf8.DecodeRuneInString(word)
+				head = word[:n]
+			}
+			out = append(out, head)
+			word = word[len(head):]
 		}
 		switch {
 		case line == "":
 			line = word
-		case runes(line)+1+runes(word) <= width:
+		case Width(line)+1+Width(word) <= width:
 			line += " " + word
 		default:
 			out = append(out, line)
@@ -173,9 +182,9 @@ func wrapCell(cell string, width int) []string {
 	return out
 }
 
-// Wrap wraps each line of text longer than width at spaces, continuing it
-// indented by two more than it starts; a word longer than the room is cut.
-// width 0 means no limit.
+// Wrap wraps each line of text wider than width columns at spaces,
+// continuing it indented by two more than it starts; a word wider than the
+// room is cut. width 0 means no limit.
 func Wrap(text string, width int) string {
 	if width <= 0 {
 		return text
@@ -183,24 +192,29 @@ func Wrap(text string, width int) string {
 	var b strings.Builder
 	for _, l := range strings.SplitAfter(text, "\n") {
 		body, nl := strings.CutSuffix(l, "\n")
-		if runes(body) <= width {
+		if Width(body) <= width {
 			b.WriteString(l)
 			continue
 		}
-		r := []rune(body)
-		lead := len(r) - len([]rune(strings.TrimLeft(body, " ")))
+		lead := len(body) - len(strings.TrimLeft(body, " "))
 		indent := min(lead+2, width/2)
 		// The first line keeps its spacing (it may be aligned with others):
-		// it breaks at the last space that fits.
-		cut := width
-		for i := width; i > lead; i-- {
-			if r[i] == ' ' && r[i-1] != ' ' {
+		// it breaks at the last space that fits, else where the width ends.
+		cut := len(fit(body, width))
+		for i, col, prev := 0, 0, rune(0); i < len(body) && col <= width; {
+			r, n := utf8.DecodeRuneInString(body[i:])
+			if r == ' ' && prev != ' ' && i > lead {
 				cut = i
-				break
 			}
+			col += RuneWidth(r)
+			i += n
+			prev = r
 		}
-		b.WriteString(strings.TrimRight(string(r[:cut]), " "))
-		for _, part := range wrapCell(strings.TrimLeft(string(r[cut:]), " "), width-indent) {
+		if cut == 0 {
+			_, cut = utf8.DecodeRuneInString(body)
+		}
+		b.WriteString(strings.TrimRight(body[:cut], " "))
+		for _, part := range wrapCell(strings.TrimLeft(body[cut:], " "), width-indent) {
 			if part == "" {
 				continue
 			}
@@ -212,5 +226,3 @@ func Wrap(text string, width int) string {
 	}
 	return b.String()
 }
-
-func runes(s string) int { return utf8.RuneCountInString(s) }

@@ -59,3 +59,71 @@ func TestWrap(t *testing.T) {
 		}
 	}
 }
+
+func TestWidth(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int
+	}{
+		{"", 0},
+		{"abc", 3},
+		{"ビルド", 6},
+		{"ｶﾅ", 2},      // halfwidth katakana
+		{"ＡＢ", 4},      // fullwidth Latin
+		{"한글", 4},      // hangul
+		{"🔥", 2},       // emoji drawn as a picture
+		{"👍🏽", 4},      // with a skin tone, which a terminal may draw apart
+		{"e\u0301", 1}, // e and a combining acute accent
+		{"a\u200db", 2},
+		{"…", 1},
+	} {
+		if got := Width(tc.in); got != tc.want {
+			t.Errorf("Width(%q) = %d, want %d", tc.in, got, tc.want)
+		}
+	}
+}
+
+func TestCut(t *testing.T) {
+	for _, tc := range []struct {
+		in          string
+		width       int
+		cut, tailed string
+	}{
+		{"short", 10, "short", "short"},
+		{"short", 0, "short", "short"},
+		{"abcdefgh", 5, "abcd…", "…efgh"},
+		{"ビルドが失敗", 7, "ビルド…", "…が失敗"},
+		{"ビルドが失敗", 6, "ビル…", "…失敗"}, // a wide rune does not fit the last column
+		{"🔥 fire", 4, "🔥 …", "…ire"},
+	} {
+		if got := Cut(tc.in, tc.width); got != tc.cut {
+			t.Errorf("Cut(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.cut)
+		}
+		if got := CutStart(tc.in, tc.width); got != tc.tailed {
+			t.Errorf("CutStart(%q, %d) = %q, want %q", tc.in, tc.width, got, tc.tailed)
+		}
+		if tc.width > 0 && Width(Cut(tc.in, tc.width)) > tc.width {
+			t.Errorf("Cut(%q, %d) is wider than %d", tc.in, tc.width, tc.width)
+		}
+	}
+}
+
+// Wide runes count two columns: text in Japanese with emoji wraps to lines
+// that fit the width as a terminal draws them, and keeps every rune.
+func TestLayoutWideRunes(t *testing.T) {
+	const text = "概要: キャッシュディレクトリが無いとビルドが失敗する🔥 再現手順を書いた\n\nissue\twhy\nISSUE-1\tキャッシュディレクトリが無いとビルドが失敗する🔥🔥\n"
+	for _, width := range []int{20, 30, 40} {
+		out := Layout(text, width)
+		for _, l := range strings.Split(out, "\n") {
+			if n := Width(l); n > width {
+				t.Errorf("width %d: a line of %d columns: %q", width, n, l)
+			}
+		}
+		strip := func(s string) string {
+			return strings.Join(strings.Fields(strings.ReplaceAll(s, "\t", " ")), "")
+		}
+		if got, want := strip(out), strip(text); got != want {
+			t.Errorf("width %d: text changed:\n%s", width, out)
+		}
+	}
+}

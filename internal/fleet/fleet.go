@@ -13,8 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
+	"github.com/autoretry/orchestrator/internal/columns"
 	"github.com/autoretry/orchestrator/internal/config"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/orchestrator"
@@ -297,7 +297,8 @@ func Sort(es []Entry) {
 
 // Lines writes the entry for a terminal of width columns: a healthy one on
 // one line, one with problems on a line for the most urgent and an
-// indented line for each other. Every line fits the width.
+// indented line for each other. Every line fits the width; width 0 means
+// no limit.
 func (e Entry) Lines(nameWidth, width int) []string {
 	mark := "ok"
 	switch {
@@ -306,14 +307,15 @@ func (e Entry) Lines(nameWidth, width int) []string {
 	case !e.Healthy():
 		mark = "--"
 	}
-	head := fmt.Sprintf("%s %-*s  ", mark, nameWidth, cut(e.Name, nameWidth))
+	name := shortName(e.Name, nameWidth)
+	head := mark + " " + name + strings.Repeat(" ", max(nameWidth-columns.Width(name), 0)) + "  "
 	if e.Healthy() {
-		return []string{cut(head+e.healthText(), width)}
+		return []string{columns.Cut(head+e.healthText(), width)}
 	}
-	out := []string{cut(head+e.Problems[0].Text, width)}
-	pad := strings.Repeat(" ", utf8.RuneCountInString(head))
+	out := []string{columns.Cut(head+e.Problems[0].Text, width)}
+	pad := strings.Repeat(" ", columns.Width(head))
 	for _, p := range e.Problems[1:] {
-		out = append(out, cut(pad+p.Text, width))
+		out = append(out, columns.Cut(pad+p.Text, width))
 	}
 	return out
 }
@@ -354,20 +356,31 @@ func (e Entry) healthText() string {
 	return t
 }
 
-// cut shortens s to width runes, marking the cut with an ellipsis.
-func cut(s string, width int) string {
-	if width <= 1 || utf8.RuneCountInString(s) <= width {
-		return s
+// shortName fits a repository's path into width columns (0: no limit)
+// keeping its end, where repositories in one directory differ and their
+// own names are: the last elements whole after "…" (…/fleet/repo-07), or
+// when even the last is too long, its end (…po-07).
+func shortName(name string, width int) string {
+	if width <= 0 || columns.Width(name) <= width {
+		return name
 	}
-	return string([]rune(s)[:width-1]) + "…"
+	for i := 1; i < len(name); i++ {
+		if os.IsPathSeparator(name[i]) && columns.Width(name[i:])+1 <= width {
+			return "…" + name[i:]
+		}
+	}
+	return columns.CutStart(filepath.Base(name), width)
 }
 
 // NameWidth is the width the names get in Lines: the longest, up to a
-// third of width.
+// third of width (0: no limit).
 func NameWidth(es []Entry, width int) int {
 	n := 0
 	for _, e := range es {
-		n = max(n, utf8.RuneCountInString(e.Name))
+		n = max(n, columns.Width(e.Name))
+	}
+	if width <= 0 {
+		return n
 	}
 	return min(n, max(width/3, 8))
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/autoretry/orchestrator/internal/columns"
 	"github.com/autoretry/orchestrator/internal/queuegen"
 )
 
@@ -110,5 +111,66 @@ func TestReadAllOrder(t *testing.T) {
 				t.Errorf("line of %d columns: %q", n, l)
 			}
 		}
+	}
+}
+
+// A path too long for the name column keeps its end: the repository's own
+// name, after as many of the directories above it as fit.
+func TestShortName(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		width int
+		want  string
+	}{
+		{"/tmp/work/fleet/repo-07", 30, "/tmp/work/fleet/repo-07"},
+		{"/tmp/work/fleet/repo-07", 0, "/tmp/work/fleet/repo-07"},
+		{"/tmp/work/fleet/repo-07", 22, "…/work/fleet/repo-07"},
+		{"/tmp/work/fleet/repo-07", 16, "…/fleet/repo-07"},
+		{"/tmp/work/fleet/repo-07", 9, "…/repo-07"},
+		{"/tmp/work/fleet/repo-07", 6, "…po-07"},
+		{"a-repository-name", 8, "…ry-name"},
+		{"/srv/リポジトリ/ビルド", 12, "…/ビルド"},
+		{"/srv/リポジトリ/ビルド", 5, "…ルド"},
+	} {
+		got := shortName(filepath.FromSlash(tc.name), tc.width)
+		if want := filepath.FromSlash(tc.want); got != want {
+			t.Errorf("shortName(%q, %d) = %q, want %q", tc.name, tc.width, got, want)
+		}
+	}
+}
+
+// Twenty repositories in one directory, deep enough that their paths do
+// not fit the name column of an 80-column terminal: every row still names
+// its repository, no two rows read the same, and every line fits.
+func TestLinesNameSiblingRepositories(t *testing.T) {
+	root := filepath.FromSlash("/home/someone/src/clients/acme/work/fleet")
+	var es []Entry
+	for i := 1; i <= 20; i++ {
+		e := Entry{Name: filepath.Join(root, fmt.Sprintf("repo-%02d", i)), Open: 3}
+		if i%3 == 0 {
+			e.Problems = []Problem{{Text: "paused by a person"}, {Text: "never run"}}
+		}
+		es = append(es, e)
+	}
+	nw := NameWidth(es, 80)
+	if nw >= len(es[0].Name) {
+		t.Fatalf("the names fit a column of %d: the test needs longer ones", nw)
+	}
+	seen := map[string]bool{}
+	for i, e := range es {
+		lines := e.Lines(nw, 80)
+		for _, l := range lines {
+			if n := columns.Width(l); n > 80 {
+				t.Errorf("a line of %d columns: %q", n, l)
+			}
+		}
+		name := fmt.Sprintf("repo-%02d ", i+1)
+		if !strings.Contains(lines[0], string(filepath.Separator)+name) {
+			t.Errorf("the row of %s does not name it: %q", e.Name, lines[0])
+		}
+		if seen[lines[0]] {
+			t.Errorf("two rows read %q", lines[0])
+		}
+		seen[lines[0]] = true
 	}
 }

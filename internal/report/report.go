@@ -254,6 +254,7 @@ type escRow struct {
 	Response, Now, Class      string
 }
 
+// build turns what the report is made from into the page's data.
 func build(in Input) view {
 	a := analyze(in)
 	v := view{Dir: in.Dir, Generated: stamp(in.Now), HasLoops: a.HasLoops}
@@ -269,8 +270,23 @@ func build(in Input) view {
 		return v
 	}
 	s := a.summary()
+	v.Cards = append(headline(a, s), budgetCards(in.Budgets)...)
+	v.Summary = summaryRows(a, s)
+	v.Types, v.Sigs = failureRows(a.Issues)
+	v.charts(a)
+	v.Details = detailRows(a.Issues)
+	v.Streaks = streakRows(a.Issues)
+	v.Resolved, v.TTR = resolutionRows(a.Issues)
+	v.Escal = escalationRows(a)
+	v.Details, v.DetailsNote = capRows(v.Details, maxDetails, "issues (escalated and open ones first)")
+	v.Streaks, v.StreakNote = capRows(v.Streaks, maxTableRow, "streaks (longest first)")
+	v.Resolved, v.ResolvedNote = capRows(v.Resolved, maxTableRow, "resolved issues (newest first)")
+	v.Escal, v.EscalNote = capRows(v.Escal, maxTableRow, "escalations (newest first)")
+	return v
+}
 
-	// Headline numbers.
+// headline is the cards of the headline numbers.
+func headline(a *analysis, s summary) []card {
 	breaker := a.Breaker
 	if breaker == "" {
 		breaker = issuequeue.BreakerClosed
@@ -279,7 +295,7 @@ func build(in Input) view {
 	if breaker != issuequeue.BreakerClosed {
 		breakerClass = classBad
 	}
-	v.Cards = []card{
+	return []card{
 		{fmt.Sprint(a.Totals.Count), "runs", ""},
 		{fmt.Sprint(s.Loops), fmt.Sprintf("loops (%d auto-retry)", s.AutoLoops), ""},
 		{pct(s.FirstAttempt, s.Total), fmt.Sprintf("first-attempt success (%d of %d issues)", s.FirstAttempt, s.Total), classOK},
@@ -288,7 +304,13 @@ func build(in Input) view {
 		{fmt.Sprint(s.Open), fmt.Sprintf("open issues (%d halted)", s.Halted), map[bool]string{true: classOpen, false: ""}[s.Open > 0]},
 		{breaker, "circuit breaker", breakerClass},
 	}
-	for _, b := range in.Budgets {
+}
+
+// budgetCards is a card for each daily budget that has a limit, saying
+// until when a spent one stays spent.
+func budgetCards(bs []orchestrator.Budget) []card {
+	var cards []card
+	for _, b := range bs {
 		if b.Limit <= 0 {
 			continue
 		}
@@ -303,11 +325,14 @@ func build(in Input) view {
 		if b.Spent {
 			class, label = classBad, label+": spent until "+b.NextAt.UTC().Format("15:04 UTC")
 		}
-		v.Cards = append(v.Cards, card{used + "/" + limit, label, class})
+		cards = append(cards, card{used + "/" + limit, label, class})
 	}
+	return cards
+}
 
-	// The retry summary table.
-	v.Summary = []row{
+// summaryRows is the retry summary table.
+func summaryRows(a *analysis, s summary) []row {
+	return []row{
 		{"Total tasks (issues)", fmt.Sprint(s.Total)},
 		{"First-attempt success", fmt.Sprintf("%d (%s)", s.FirstAttempt, pct(s.FirstAttempt, s.Total))},
 		{"Retried tasks", fmt.Sprintf("%d (%s)", s.Retried, pct(s.Retried, s.Total))},
@@ -321,6 +346,12 @@ func build(in Input) view {
 		{"Transient retries", fmt.Sprint(s.Transient)},
 		{"Wall time", duration(s.Wall)},
 	}
+}
+
+// failureRows counts the issues' failures by type, most first, and by
+// signature: the ten most frequent, with how many issues each hit and its
+// last error.
+func failureRows(issues []*issue) ([]countRow, []sigRow) {
 	types := map[string]int{}
 	type sigAgg struct {
 		n      int
@@ -328,7 +359,7 @@ func build(in Input) view {
 		err    string
 	}
 	sigs := map[string]*sigAgg{}
-	for _, is := range a.Issues {
+	for _, is := range issues {
 		for _, f := range is.Failures {
 			t := f.Type
 			if t == "" {
@@ -351,29 +382,35 @@ func build(in Input) view {
 			}
 		}
 	}
+	var byType []countRow
 	for t, n := range types {
-		v.Types = append(v.Types, countRow{t, n})
+		byType = append(byType, countRow{t, n})
 	}
-	sort.Slice(v.Types, func(i, j int) bool {
-		if v.Types[i].Count != v.Types[j].Count {
-			return v.Types[i].Count > v.Types[j].Count
+	sort.Slice(byType, func(i, j int) bool {
+		if byType[i].Count != byType[j].Count {
+			return byType[i].Count > byType[j].Count
 		}
-		return v.Types[i].Name < v.Types[j].Name
+		return byType[i].Name < byType[j].Name
 	})
+	var bySig []sigRow
 	for k, g := range sigs {
-		v.Sigs = append(v.Sigs, sigRow{k, g.n, len(g.issues), g.err})
+		bySig = append(bySig, sigRow{k, g.n, len(g.issues), g.err})
 	}
-	sort.Slice(v.Sigs, func(i, j int) bool {
-		if v.Sigs[i].Count != v.Sigs[j].Count {
-			return v.Sigs[i].Count > v.Sigs[j].Count
+	sort.Slice(bySig, func(i, j int) bool {
+		if bySig[i].Count != bySig[j].Count {
+			return bySig[i].Count > bySig[j].Count
 		}
-		return v.Sigs[i].Signature < v.Sigs[j].Signature
+		return bySig[i].Signature < bySig[j].Signature
 	})
-	if len(v.Sigs) > 10 {
-		v.Sigs = v.Sigs[:10]
+	if len(bySig) > 10 {
+		bySig = bySig[:10]
 	}
+	return byType, bySig
+}
 
-	// Charts.
+// charts draws the runs' charts, when there were loops, and the issues'
+// retries, each with a note when it shows only the latest or the most.
+func (v *view) charts(a *analysis) {
 	if a.HasLoops {
 		v.LoopChart = loopsPerRunChart(a.Runs)
 		v.OutChart = outcomeChart(a.Runs)
@@ -389,9 +426,12 @@ func build(in Input) view {
 	if shown > maxIssueRows {
 		v.IssNote = fmt.Sprintf("The %d issues with the most retries, of %d retried; the table lists all.", maxIssueRows, shown)
 	}
+}
 
-	// Per-issue table, in retry-relevant order: open first, then by retries.
-	order := append([]*issue(nil), a.Issues...)
+// detailRows is the per-issue table, in retry-relevant order: escalated
+// first, then open, then by retries.
+func detailRows(issues []*issue) []detailRow {
+	order := append([]*issue(nil), issues...)
 	rank := func(is *issue) int {
 		switch is.Status {
 		case issuequeue.StatusEscalated:
@@ -407,6 +447,7 @@ func build(in Input) view {
 		}
 		return order[i].Retries > order[j].Retries
 	})
+	var rows []detailRow
 	for _, is := range order {
 		res, class := is.result()
 		d := detailRow{ID: is.ID, Summary: is.Summary, Priority: is.Priority, Retries: fmt.Sprintf("%d/%d", is.Retries, is.MaxRetries),
@@ -417,12 +458,15 @@ func build(in Input) view {
 		if t, ok := is.resolutionTime(); ok {
 			d.TTR = duration(t)
 		}
-		v.Details = append(v.Details, d)
+		rows = append(rows, d)
 	}
+	return rows
+}
 
-	// Streaks of one signature, longest first.
+// streakRows is the streaks of one signature, longest first, then latest.
+func streakRows(issues []*issue) []streakRow {
 	var st []streak
-	for _, is := range a.Issues {
+	for _, is := range issues {
 		st = append(st, streaksOf(is)...)
 	}
 	sort.SliceStable(st, func(i, j int) bool {
@@ -431,51 +475,61 @@ func build(in Input) view {
 		}
 		return st[i].To.After(st[j].To)
 	})
+	var rows []streakRow
 	for _, s := range st {
-		v.Streaks = append(v.Streaks, streakRow{ID: s.Issue.ID, Summary: s.Issue.Summary, Signature: shortSig(s.Signature), Len: s.Len,
+		rows = append(rows, streakRow{ID: s.Issue.ID, Summary: s.Issue.Summary, Signature: shortSig(s.Signature), Len: s.Len,
 			From: stamp(s.From), To: stamp(s.To), Halted: s.Halted, Error: s.FirstError})
 	}
+	return rows
+}
 
-	// Time to resolution.
+// resolutionRows is the resolved issues, newest first, with how long each
+// took, and the cards that sum those times up (none when none resolved).
+func resolutionRows(issues []*issue) ([]ttrRow, []card) {
+	var rows []ttrRow
 	var took []time.Duration
-	for _, is := range a.Issues {
+	for _, is := range issues {
 		if t, ok := is.resolutionTime(); ok {
 			took = append(took, t)
 			start := is.Created
 			if start.IsZero() || start.After(is.Resolved) {
 				start = is.FirstSeen
 			}
-			v.Resolved = append(v.Resolved, ttrRow{ID: is.ID, Summary: is.Summary, Created: stamp(start), Resolved: stamp(is.Resolved),
+			rows = append(rows, ttrRow{ID: is.ID, Summary: is.Summary, Created: stamp(start), Resolved: stamp(is.Resolved),
 				Took: duration(t), Retries: is.Retries})
 		}
 	}
-	sort.SliceStable(v.Resolved, func(i, j int) bool { return v.Resolved[i].Resolved > v.Resolved[j].Resolved })
-	if len(took) > 0 {
-		sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
-		var sum time.Duration
-		for _, t := range took {
-			sum += t
-		}
-		v.TTR = []card{
-			{fmt.Sprint(len(took)), "issues resolved", ""},
-			{duration(median(took)), "median time to resolution", ""},
-			{duration(sum / time.Duration(len(took))), "mean", ""},
-			{duration(took[len(took)-1]), "longest", ""},
-		}
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Resolved > rows[j].Resolved })
+	if len(took) == 0 {
+		return rows, nil
 	}
+	sort.Slice(took, func(i, j int) bool { return took[i] < took[j] })
+	var sum time.Duration
+	for _, t := range took {
+		sum += t
+	}
+	return rows, []card{
+		{fmt.Sprint(len(took)), "issues resolved", ""},
+		{duration(median(took)), "median time to resolution", ""},
+		{duration(sum / time.Duration(len(took))), "mean", ""},
+		{duration(took[len(took)-1]), "longest", ""},
+	}
+}
 
-	// Escalations, newest first, with what a person did next.
+// escalationRows is the escalations and the runs stopped at the global
+// cap, newest first, each escalation with what a person did next.
+func escalationRows(a *analysis) []escRow {
 	byID := map[string]*issue{}
 	for _, is := range a.Issues {
 		byID[is.ID] = is
 	}
-	responses := a.Responses
+	var rows []escRow
 	for i := len(a.Escal) - 1; i >= 0; i-- {
 		ev := a.Escal[i]
 		is := byID[ev.IssueID]
 		_, class := is.result()
 		r := escRow{Time: stamp(ev.Time), ID: ev.IssueID, Summary: is.Summary, Reason: reasonText(ev), Response: "none yet", Now: shortResult(is), Class: class}
-		for _, later := range responses[ev.IssueID] {
+		for _, later := range a.Responses[ev.IssueID] {
 			if !later.Time.Before(ev.Time) {
 				r.Response = later.Response
 				if later.Reason != "" {
@@ -484,19 +538,15 @@ func build(in Input) view {
 				break
 			}
 		}
-		v.Escal = append(v.Escal, r)
+		rows = append(rows, r)
 	}
 	for i := len(a.CapHits) - 1; i >= 0; i-- {
 		ev := a.CapHits[i]
-		v.Escal = append(v.Escal, escRow{Time: stamp(ev.Time), ID: "run " + ev.RunID, Reason: "global auto-retry cap reached",
+		rows = append(rows, escRow{Time: stamp(ev.Time), ID: "run " + ev.RunID, Reason: "global auto-retry cap reached",
 			Response: "–", Now: "run stopped", Class: classWarn})
 	}
-	sort.SliceStable(v.Escal, func(i, j int) bool { return v.Escal[i].Time > v.Escal[j].Time })
-	v.Details, v.DetailsNote = capRows(v.Details, maxDetails, "issues (escalated and open ones first)")
-	v.Streaks, v.StreakNote = capRows(v.Streaks, maxTableRow, "streaks (longest first)")
-	v.Resolved, v.ResolvedNote = capRows(v.Resolved, maxTableRow, "resolved issues (newest first)")
-	v.Escal, v.EscalNote = capRows(v.Escal, maxTableRow, "escalations (newest first)")
-	return v
+	sort.SliceStable(rows, func(i, j int) bool { return rows[i].Time > rows[j].Time })
+	return rows
 }
 
 // period says what stretch of the history the page covers.
