@@ -122,3 +122,25 @@ func TestScanSplitKeepsTheDefinitionBudget(t *testing.T) {
 		t.Error("the halves were used though together they read more definitions than a file may")
 	}
 }
+
+// BenchmarkScanQueue10k puts the two-halves scan of a queue of ten
+// thousand issues (about 7 MiB) beside the one-pass scan: what scanSplit
+// buys where the machine has a second processor free (bench/README.md).
+func BenchmarkScanQueue10k(b *testing.B) {
+	src := generateQueue(10000)
+	for _, bc := range []struct {
+		name string
+		scan func() *scan
+	}{
+		{"onepass", func() *scan { return scanOnePass(src, splitLines(src)) }},
+		{"split", func() *scan { s, _ := scanSplit(src, len(src)/2); return s }},
+	} {
+		b.Run(bc.name, func(b *testing.B) {
+			b.SetBytes(int64(len(src)))
+			b.ReportAllocs()
+			for b.Loop() {
+				bc.scan()
+			}
+		})
+	}
+}

@@ -1,3 +1,5 @@
+//go:build linux && !nohugepages
+
 package main
 
 import (
@@ -15,7 +17,8 @@ import (
 // given back to the heap, which reuses those pages for what the command
 // allocates next. Nothing is touched here: memory the command does not use
 // costs nothing. Where the kernel gives no huge pages, faults are as they
-// would have been.
+// would have been. What it buys is measured by bench/tuning.sh, which
+// builds the tool with -tags nohugepages to compare.
 //
 // The garbage collector must be off (the heap's free pages are returned to
 // the system otherwise) and the memory limit above n.
@@ -23,6 +26,9 @@ func prepareHeap(n int) {
 	markHuge(n)
 	runtime.GC() // frees what markHuge took; its pages stay with the heap
 }
+
+// hugePages reports whether prepareHeap marks memory for huge pages.
+const hugePages = true
 
 // madvHugepage is madvise's MADV_HUGEPAGE on every Linux architecture.
 const madvHugepage = 14

@@ -48,8 +48,8 @@ func TestHeapForFollowsTheStateFiles(t *testing.T) {
 // Preparing the heap collects what it took, and its pages stay with the
 // heap, free for what the command allocates next.
 func TestPrepareHeap(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("only Linux prepares the heap (huge pages)")
+	if !hugePages {
+		t.Skip("only Linux prepares the heap (huge pages), and not with -tags nohugepages")
 	}
 	defer debug.SetGCPercent(debug.SetGCPercent(-1))
 	var before, after runtime.MemStats
@@ -107,8 +107,8 @@ func TestPreparedHeapFaultsHugePages(t *testing.T) {
 		fmt.Println(minorFaults(t) - before)
 		return
 	}
-	if runtime.GOOS != "linux" {
-		t.Skip("only Linux prepares the heap (huge pages)")
+	if !hugePages {
+		t.Skip("only Linux prepares the heap (huge pages), and not with -tags nohugepages")
 	}
 	if thp, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled"); err != nil || bytes.Contains(thp, []byte("[never]")) {
 		t.Skip("the kernel gives no huge pages here")

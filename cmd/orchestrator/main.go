@@ -46,7 +46,8 @@ func main() {
 // on the collector paces by the live heap as usual, so memory follows what
 // the command holds, not what it has read. Long-running commands, and
 // those that read a command's output as it comes, keep the default; GOGC
-// or GOMEMLIMIT in the environment win.
+// or GOMEMLIMIT in the environment win (bench/tuning.sh compares with
+// GOGC=100 to show what this buys).
 func tuneGC(c *command, dir string) {
 	if c.longRunning || c.streams || os.Getenv("GOGC") != "" || os.Getenv("GOMEMLIMIT") != "" {
 		return
