@@ -141,7 +141,7 @@ func TestReadWaitsForWriters(t *testing.T) {
 	if b, whole, err := Read(context.Background(), path, 0); err != nil || whole || string(b) != string(orig) {
 		t.Errorf("Read without waiting = %q, %v, %v; want the file as it is, not whole", b, whole, err)
 	}
-	h := &seams{lease: func(*os.File) error { return errNoLeaseHere }}
+	h := &seams{leaseFn: func(*os.File) error { return errNoLeaseHere }}
 	w.Close()
 	if c, err := h.hold(context.Background(), path, time.Second); err != nil || c.leased {
 		t.Errorf("without leases: %+v, %v; want a read not vouched whole", c, err)

@@ -54,7 +54,7 @@ var errNoLeaseHere = errors.New("no lease")
 func modes(t *testing.T, fn func(t *testing.T, h *seams)) {
 	t.Run("lease", func(t *testing.T) { fn(t, new(seams)) })
 	t.Run("no lease", func(t *testing.T) {
-		fn(t, &seams{lease: func(*os.File) error { return errNoLeaseHere }})
+		fn(t, &seams{leaseFn: func(*os.File) error { return errNoLeaseHere }})
 	})
 }
 
@@ -115,7 +115,7 @@ func TestEditorSaveIsNotLost(t *testing.T) {
 func TestSaveInPlaceWithoutALease(t *testing.T) {
 	for _, when := range []string{"before swap", "after swap"} {
 		t.Run(when, func(t *testing.T) {
-			h := &seams{lease: func(*os.File) error { return errNoLeaseHere }}
+			h := &seams{leaseFn: func(*os.File) error { return errNoLeaseHere }}
 			dir, path := queueFile(t)
 			if when == "before swap" {
 				h.beforeSwap = once(func() { saveInPlace(t, path, theirs) })

@@ -84,6 +84,19 @@ func (h *held) broken() bool { return h.leased && leaseBroken(h.f) }
 // taken (waiting up to wait while a process has it open for writing), and
 // reads it. A missing file yields nil and no error.
 func (s *seams) hold(ctx context.Context, path string, wait time.Duration) (*held, error) {
+	h, err := s.lease(ctx, path, wait)
+	if h == nil || err != nil {
+		return nil, err
+	}
+	if h.data, err = readAll(h.f, h.fi.Size()); err != nil {
+		h.close()
+		return nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return h, nil
+}
+
+// lease is hold without the read.
+func (s *seams) lease(ctx context.Context, path string, wait time.Duration) (*held, error) {
 	by := time.Now().Add(wait)
 	for poll := time.Millisecond; ; poll = min(2*poll, 25*time.Millisecond) {
 		f, fi, err := openSafe(path)
@@ -95,12 +108,7 @@ func (s *seams) hold(ctx context.Context, path string, wait time.Duration) (*hel
 		}
 		lerr := s.takeLease(f)
 		if lerr != errWriting || wait <= 0 {
-			data, err := readAll(f, fi.Size())
-			if err != nil {
-				f.Close()
-				return nil, fmt.Errorf("reading %s: %w", path, err)
-			}
-			return &held{f: f, fi: fi, data: data, leased: lerr == nil}, nil
+			return &held{f: f, fi: fi, leased: lerr == nil}, nil
 		}
 		f.Close()
 		left := time.Until(by)
@@ -152,12 +160,12 @@ type seams struct {
 	swap       func(dirfd int, from, to string) error // nil: swap
 	create     func(dirfd int, from, to string) error // nil: renameNoReplace
 	now        func() time.Time                       // nil: time.Now
-	lease      func(*os.File) error                   // nil: takeLease
+	leaseFn    func(*os.File) error                   // nil: takeLease
 }
 
 func (h *seams) takeLease(f *os.File) error {
-	if h.lease != nil {
-		return h.lease(f)
+	if h.leaseFn != nil {
+		return h.leaseFn(f)
 	}
 	return takeLease(f)
 }
@@ -178,11 +186,17 @@ func (h *seams) replace(ctx context.Context, path string, orig, next []byte, reb
 		if h.beforeRead != nil {
 			h.beforeRead()
 		}
-		cur, err := h.hold(ctx, path, WriterWait)
+		cur, err := h.lease(ctx, path, WriterWait)
 		if err != nil {
 			return kept, err
 		}
-		if changed := cur == nil != (base == nil) || cur != nil && !bytes.Equal(cur.data, base); changed {
+		if cur != nil {
+			if cur.data, err = readSame(cur.f, cur.fi.Size(), base); err != nil {
+				cur.close()
+				return kept, fmt.Errorf("reading %s: %w", path, err)
+			}
+		}
+		if changed := cur == nil != (base == nil) || cur != nil && !sameSlice(cur.data, base); changed {
 			switch {
 			case i > maxRebases:
 				err = fmt.Errorf("%s changed %d times while being written: %w", path, i, ErrChanged)
@@ -362,7 +376,7 @@ func (r *replacer) writeTemp(data []byte, mode os.FileMode, owner *syscall.Stat_
 	}
 	var h *held
 	if err == nil {
-		h, err = r.hold(context.Background(), f.Name(), 0)
+		h, err = r.lease(context.Background(), f.Name(), 0)
 	}
 	if err != nil || h == nil {
 		os.Remove(f.Name())
@@ -451,6 +465,36 @@ func compareFile(path string, base []byte) (bool, []byte, error) {
 	}
 	data, err := readAll(f, fi.Size())
 	return err == nil && bytes.Equal(data, base), data, err
+}
+
+// readSame reads f, of the given size, and returns base itself if it holds
+// exactly base: a file as large as a queue of thousands of issues is then
+// compared in pieces, not copied.
+func readSame(f *os.File, size int64, base []byte) ([]byte, error) {
+	if base == nil || size != int64(len(base)) {
+		return readAll(f, size)
+	}
+	buf := make([]byte, 256<<10)
+	for off := 0; ; {
+		n, err := f.ReadAt(buf, int64(off))
+		if !bytes.Equal(buf[:n], base[off:min(off+n, len(base))]) || off+n > len(base) {
+			return readAll(f, size)
+		}
+		off += n
+		switch {
+		case err == io.EOF && off == len(base):
+			return base, nil
+		case err == io.EOF:
+			return readAll(f, size)
+		case err != nil:
+			return nil, err
+		}
+	}
+}
+
+// sameSlice reports whether a and b are the same bytes: b itself, or equal.
+func sameSlice(a, b []byte) bool {
+	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0] || bytes.Equal(a, b))
 }
 
 // readAll reads f to the end; the result is non-nil even when empty.
