@@ -110,8 +110,7 @@ func Decide(in Inputs) Decision {
 		d.QueueEdits = append(d.QueueEdits, issuequeue.SetField(is.ID, issuequeue.FieldStatus, issuequeue.StatusEscalated))
 	}
 	for _, is := range d.Halted {
-		d.QueueEdits = append(d.QueueEdits, issuequeue.SetField(is.ID, issuequeue.FieldHalted, "true"),
-			issuequeue.SetField(is.ID, issuequeue.FieldStatus, issuequeue.StatusEscalated))
+		d.QueueEdits = append(d.QueueEdits, haltEdits(is.ID)...)
 	}
 	if len(qualifying) == 0 {
 		d.Outcome = CheckNothing

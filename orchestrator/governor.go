@@ -393,12 +393,9 @@ type IssueVerdict struct {
 // issueVerdict applies the per-issue rules to an auto-retry candidate.
 func issueVerdict(in Inputs, is *issuequeue.Issue) IssueVerdict {
 	v := IssueVerdict{ID: is.ID}
-	if is.FailureSignature != "" {
-		if other, ok := in.Usage.haltedElsewhere(Failure{Signature: is.FailureSignature}, is.ID); ok {
-			v.Code = CodeRepeatedAcross
-			v.Because = "same failure as " + other + ", which was halted on it"
-			return v
-		}
+	if code, because := Halt(HaltFacts{Issue: is.ID, Failure: in.Usage.lastFailure(is), Usage: in.Usage}, in.Config); code != "" {
+		v.Code, v.Because = code, because
+		return v
 	}
 	if m := MaxRetries(in.Config, is); is.RetryCount >= m {
 		v.Code = CodeMaxRetries

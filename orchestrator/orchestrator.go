@@ -253,7 +253,7 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 			FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error, Silent: src.Silent, Check: src.Check}}
 		if d.Halted {
 			events = append(events, Event{Time: now, Event: EvEscalated, IssueID: id, RunID: st.RunID, Reason: "same_failure_repeated",
-				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because})
+				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because, Silent: src.Silent})
 		}
 		lines, err := o.log().Lines(events...)
 		if err != nil {

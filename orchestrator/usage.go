@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 // Usage is what the event log says about the last 24 hours: the facts the
@@ -45,6 +46,9 @@ type Attempt struct {
 	At        time.Time
 	IssueID   string
 	Signature string
+	// Silent marks a failure whose command printed nothing, and a halt on
+	// one: it never counts across issues.
+	Silent bool
 }
 
 func (u Usage) execTimes() []time.Time {
@@ -98,7 +102,7 @@ func (u Usage) nextSum(f func(Exec) float64, limit float64) time.Time {
 func (u Usage) failuresElsewhere(f Failure, id string) int {
 	n := 0
 	for _, a := range u.Attempts {
-		if a.IssueID != id && sameFailure(a.Signature, f) {
+		if a.IssueID != id && !a.Silent && sameFailure(a.Signature, f) {
 			n++
 		}
 	}
@@ -109,11 +113,24 @@ func (u Usage) failuresElsewhere(f Failure, id string) int {
 // failure as f in the window.
 func (u Usage) haltedElsewhere(f Failure, id string) (string, bool) {
 	for _, h := range u.Halts {
-		if h.IssueID != id && sameFailure(h.Signature, f) {
+		if h.IssueID != id && !h.Silent && sameFailure(h.Signature, f) {
 			return h.IssueID, true
 		}
 	}
 	return "", false
+}
+
+// lastFailure is issue is's last recorded failure, as far as the window
+// tells: its Failure-Signature, silent when its latest failure with that
+// signature in the window printed nothing.
+func (u Usage) lastFailure(is *issuequeue.Issue) Failure {
+	f := Failure{Signature: is.FailureSignature}
+	for _, a := range u.Attempts {
+		if a.IssueID == is.ID && isRecorded(is.FailureSignature, a.Signature) {
+			f.Silent = a.Silent
+		}
+	}
+	return f
 }
 
 // issueSignatures returns the signatures of the failures recorded for id in
@@ -173,7 +190,7 @@ func ReadUsage(dir string, now time.Time) (Usage, error) {
 			u.AutoRetryLoops = append(u.AutoRetryLoops, ev.Time)
 		case EvAttempt:
 			if ev.Signature != "" {
-				u.Attempts = append(u.Attempts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature})
+				u.Attempts = append(u.Attempts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature, Silent: ev.Silent})
 			}
 		case EvUserResponse:
 			if ev.IssueID != "" {
@@ -190,7 +207,7 @@ func ReadUsage(dir string, now time.Time) (Usage, error) {
 			u.Claimed[ev.IssueID] = max(u.Claimed[ev.IssueID], ev.Attempt)
 		case EvEscalated:
 			if ev.Signature != "" { // a halt on a repeated failure
-				u.Halts = append(u.Halts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature})
+				u.Halts = append(u.Halts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature, Silent: ev.Silent})
 			}
 		case EvAdded:
 			if ev.FromLoop {
