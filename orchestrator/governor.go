@@ -247,62 +247,108 @@ func ruleDisabled(in Inputs) Verdict {
 	return v
 }
 
-func countBudget(code Code, what string, used, limit int, next time.Time, in Inputs) Verdict {
-	v := Verdict{Rule: code, Value: fmt.Sprintf("%d %s in the last 24h", used, what), Limit: "off"}
-	if limit <= 0 {
-		return v
-	}
-	v.Limit = fmt.Sprintf("%d per 24h", limit)
-	if used < limit {
-		return v
-	}
-	return budgetSpent(v, in, next, fmt.Sprintf("%d %s", used, what), strconv.Itoa(limit))
+// Budget is one daily budget's figure: what the event log's last 24
+// hours spent of it. The gate's budget rules and every view (status,
+// explain, metrics, report, fleet) read these figures, from Budgets.
+type Budget struct {
+	Code   Code      `json:"code"`  // the reason code when it is spent
+	Key    string    `json:"key"`   // its [budget] key
+	Used   float64   `json:"used"`  // executions, loops, seconds, cost, tokens or issues
+	Limit  float64   `json:"limit"` // 0: off
+	Spent  bool      `json:"spent"`
+	NextAt time.Time `json:"next_loop_at,omitzero"` // when spent: when it frees up
 }
+
+// Budgets returns every daily budget as the event log's last 24 hours
+// spent it.
+func Budgets(cfg *config.Config, u Usage) []Budget {
+	b := cfg.Budget
+	out := []Budget{
+		{Code: CodeDailyLoops, Key: "loops_per_day", Used: float64(len(u.Execs)), Limit: float64(b.LoopsPerDay)},
+		{Code: CodeDailyAutoRetries, Key: "auto_retry_loops_per_day", Used: float64(len(u.AutoRetryLoops)), Limit: float64(b.AutoRetryLoopsPerDay)},
+		{Code: CodeDailyAgentTime, Key: "agent_time_per_day", Used: u.AgentTime().Seconds(), Limit: b.AgentTimePerDay.Seconds()},
+		{Code: CodeDailyCost, Key: "cost_per_day", Used: u.Cost(), Limit: b.CostPerDay},
+		{Code: CodeDailyTokens, Key: "tokens_per_day", Used: float64(u.Tokens()), Limit: float64(b.TokensPerDay)},
+		{Code: CodeDailyIssuesFiled, Key: "issues_filed_per_day", Used: float64(len(u.Filed)), Limit: float64(b.IssuesFiledPerDay)},
+	}
+	for i := range out {
+		x := &out[i]
+		if x.Spent = x.Limit > 0 && x.Used >= x.Limit; !x.Spent {
+			continue
+		}
+		switch x.Code {
+		case CodeDailyLoops:
+			x.NextAt = u.nextCount(u.execTimes(), b.LoopsPerDay)
+		case CodeDailyAutoRetries:
+			x.NextAt = u.nextCount(u.AutoRetryLoops, b.AutoRetryLoopsPerDay)
+		case CodeDailyAgentTime:
+			x.NextAt = u.nextSum(func(e Exec) float64 { return float64(e.Duration) }, float64(b.AgentTimePerDay))
+		case CodeDailyCost:
+			x.NextAt = u.nextSum(func(e Exec) float64 { return e.Cost }, b.CostPerDay)
+		case CodeDailyTokens:
+			x.NextAt = u.nextSum(func(e Exec) float64 { return float64(e.Tokens) }, float64(b.TokensPerDay))
+		case CodeDailyIssuesFiled:
+			x.NextAt = u.nextCount(u.Filed, b.IssuesFiledPerDay)
+		}
+	}
+	return out
+}
+
+// budgetOf is the figure of the daily budget with reason code c.
+func budgetOf(in Inputs, c Code) Budget {
+	for _, b := range Budgets(in.Config, in.Usage) {
+		if b.Code == c {
+			return b
+		}
+	}
+	return Budget{Code: c}
+}
+
+// budgetVerdict is the rule of daily budget b: value and limit are its
+// figures as the verdict shows them (value also names what was spent).
+func budgetVerdict(b Budget, in Inputs, value, limit func(float64) string) Verdict {
+	v := Verdict{Rule: b.Code, Value: value(b.Used) + " in the last 24h", Limit: "off"}
+	if b.Limit <= 0 {
+		return v
+	}
+	v.Limit = limit(b.Limit) + " per 24h"
+	if !b.Spent {
+		return v
+	}
+	return budgetSpent(v, in, b.NextAt, value(b.Used), limit(b.Limit))
+}
+
+// countOf shows a count of what.
+func countOf(what string) func(float64) string {
+	return func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) + " " + what }
+}
+
+func plain(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func budgetHint(in Inputs) string {
 	return "wait, or raise the limit in [budget] of config.toml; '" + in.inv() + " explain' shows what was spent"
 }
 
 func ruleDailyLoops(in Inputs) Verdict {
-	u := in.Usage
-	return countBudget(CodeDailyLoops, "loop command executions", len(u.Execs), in.Config.Budget.LoopsPerDay,
-		u.nextCount(u.execTimes(), in.Config.Budget.LoopsPerDay), in)
+	return budgetVerdict(budgetOf(in, CodeDailyLoops), in, countOf("loop command executions"), plain)
 }
 
 func ruleDailyAutoRetries(in Inputs) Verdict {
-	u := in.Usage
-	return countBudget(CodeDailyAutoRetries, "auto-retry loops", len(u.AutoRetryLoops), in.Config.Budget.AutoRetryLoopsPerDay,
-		u.nextCount(u.AutoRetryLoops, in.Config.Budget.AutoRetryLoopsPerDay), in)
+	return budgetVerdict(budgetOf(in, CodeDailyAutoRetries), in, countOf("auto-retry loops"), plain)
 }
 
 func ruleDailyAgentTime(in Inputs) Verdict {
-	u, limit := in.Usage, in.Config.Budget.AgentTimePerDay
-	used := u.AgentTime()
-	v := Verdict{Rule: CodeDailyAgentTime, Value: used.Round(time.Second).String() + " of loop command time in the last 24h", Limit: "off"}
-	if limit <= 0 {
-		return v
-	}
-	v.Limit = limit.String() + " per 24h"
-	if used < limit {
-		return v
-	}
-	next := u.nextSum(func(e Exec) float64 { return float64(e.Duration) }, float64(limit))
-	return budgetSpent(v, in, next, used.Round(time.Second).String()+" of loop command time", limit.String())
+	seconds := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	return budgetVerdict(budgetOf(in, CodeDailyAgentTime), in,
+		func(f float64) string { return seconds(f).Round(time.Second).String() + " of loop command time" },
+		func(f float64) string { return seconds(f).String() })
 }
 
 func ruleDailyCost(in Inputs) Verdict {
-	u, limit := in.Usage, in.Config.Budget.CostPerDay
-	used := u.Cost()
-	v := Verdict{Rule: CodeDailyCost, Value: strconv.FormatFloat(used, 'f', 2, 64) + " spent in the last 24h", Limit: "off"}
-	if limit <= 0 {
-		return v
-	}
-	v.Limit = strconv.FormatFloat(limit, 'f', 2, 64) + " per 24h"
-	if used < limit {
-		return v
-	}
-	next := u.nextSum(func(e Exec) float64 { return e.Cost }, limit)
-	return budgetSpent(v, in, next, fmt.Sprintf("cost %.2f", used), fmt.Sprintf("%.2f", limit))
+	cost := func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
+	v := budgetVerdict(budgetOf(in, CodeDailyCost), in, func(f float64) string { return "cost " + cost(f) }, cost)
+	v.Value = cost(in.Usage.Cost()) + " spent in the last 24h"
+	return v
 }
 
 func ruleMaxLoops(in Inputs) Verdict {
@@ -408,18 +454,9 @@ func issueVerdict(in Inputs, is *issuequeue.Issue) IssueVerdict {
 }
 
 func ruleDailyTokens(in Inputs) Verdict {
-	u, limit := in.Usage, in.Config.Budget.TokensPerDay
-	used := u.Tokens()
-	v := Verdict{Rule: CodeDailyTokens, Value: fmt.Sprintf("%d tokens reported in the last 24h", used), Limit: "off"}
-	if limit <= 0 {
-		return v
-	}
-	v.Limit = fmt.Sprintf("%d per 24h", limit)
-	if used < int64(limit) {
-		return v
-	}
-	next := u.nextSum(func(e Exec) float64 { return float64(e.Tokens) }, float64(limit))
-	return budgetSpent(v, in, next, fmt.Sprintf("%d tokens", used), fmt.Sprintf("%d", limit))
+	v := budgetVerdict(budgetOf(in, CodeDailyTokens), in, countOf("tokens"), plain)
+	v.Value = fmt.Sprintf("%d tokens reported in the last 24h", in.Usage.Tokens())
+	return v
 }
 
 // ruleWindowShare stops loops while the agent's last report of its
@@ -613,8 +650,7 @@ func ruleSharedTokens(in Inputs) Verdict {
 // inside loops in the last 24 hours. A loop that files what it was given
 // again under new IDs floods the queue; the run stops and a person looks.
 func ruleDailyIssuesFiled(in Inputs) Verdict {
-	u, limit := in.Usage, in.Config.Budget.IssuesFiledPerDay
-	v := countBudget(CodeDailyIssuesFiled, "issues filed from loops", len(u.Filed), limit, u.nextCount(u.Filed, limit), in)
+	v := budgetVerdict(budgetOf(in, CodeDailyIssuesFiled), in, countOf("issues filed from loops"), plain)
 	if v.Stop {
 		v.Hint = filedHint(in.inv())
 	}

@@ -218,52 +218,6 @@ func ReadUsage(dir string, now time.Time) (Usage, error) {
 	return u, nil
 }
 
-// Budget is one daily budget's state, for status, metrics and reports.
-type Budget struct {
-	Code   Code      `json:"code"`  // the reason code when it is spent
-	Key    string    `json:"key"`   // its [budget] key
-	Used   float64   `json:"used"`  // executions, loops, seconds or cost
-	Limit  float64   `json:"limit"` // 0: off
-	Spent  bool      `json:"spent"`
-	NextAt time.Time `json:"next_loop_at,omitzero"` // when spent: when it frees up
-}
-
-// Budgets returns the daily budgets as the event log's last 24 hours spent
-// them.
-func Budgets(cfg *config.Config, u Usage) []Budget {
-	b := cfg.Budget
-	out := []Budget{
-		{Code: CodeDailyLoops, Key: "loops_per_day", Used: float64(len(u.Execs)), Limit: float64(b.LoopsPerDay)},
-		{Code: CodeDailyAutoRetries, Key: "auto_retry_loops_per_day", Used: float64(len(u.AutoRetryLoops)), Limit: float64(b.AutoRetryLoopsPerDay)},
-		{Code: CodeDailyAgentTime, Key: "agent_time_per_day", Used: u.AgentTime().Seconds(), Limit: b.AgentTimePerDay.Seconds()},
-		{Code: CodeDailyCost, Key: "cost_per_day", Used: u.Cost(), Limit: b.CostPerDay},
-	}
-	if b.TokensPerDay > 0 {
-		// Listed only where it is on: most loops report no tokens.
-		out = append(out, Budget{Code: CodeDailyTokens, Key: "tokens_per_day", Used: float64(u.Tokens()), Limit: float64(b.TokensPerDay)})
-	}
-	for i := range out {
-		x := &out[i]
-		x.Spent = x.Limit > 0 && x.Used >= x.Limit
-		if !x.Spent {
-			continue
-		}
-		switch x.Code {
-		case CodeDailyLoops:
-			x.NextAt = u.nextCount(u.execTimes(), b.LoopsPerDay)
-		case CodeDailyAutoRetries:
-			x.NextAt = u.nextCount(u.AutoRetryLoops, b.AutoRetryLoopsPerDay)
-		case CodeDailyAgentTime:
-			x.NextAt = u.nextSum(func(e Exec) float64 { return float64(e.Duration) }, float64(b.AgentTimePerDay))
-		case CodeDailyCost:
-			x.NextAt = u.nextSum(func(e Exec) float64 { return e.Cost }, b.CostPerDay)
-		case CodeDailyTokens:
-			x.NextAt = u.nextSum(func(e Exec) float64 { return float64(e.Tokens) }, float64(b.TokensPerDay))
-		}
-	}
-	return out
-}
-
 // Tokens are the tokens the agents reported in the window (input plus
 // output).
 func (u Usage) Tokens() int64 {
