@@ -11,10 +11,12 @@ import (
 )
 
 // The governor is the one place that decides whether a loop may start,
-// whether the end-of-loop check retries, and why a run stops: the rules are
-// here, pure functions of Inputs, and every stop they or the runner end with
-// is built in governor_stops.go, from the facts the runner and the commands
-// report. The runner and the commands only carry decisions out.
+// whether the end-of-loop check retries, and why a run stops: the rules a
+// loop start meets are here, pure functions of Inputs; the order of the
+// stops after a loop is AfterLoop (governor_loop.go), a pure function of
+// the facts the runner gathered; every halt is Halt (governor_halt.go);
+// every stop is built and worded in governor_stops.go. The runner and the
+// commands only gather facts and carry decisions out.
 //
 // The file is longer than the others on purpose: it holds every rule, so
 // that a person asking why a run stopped reads one file, and Gate lists in
@@ -108,11 +110,15 @@ type Inputs struct {
 	Shared *SharedUsage
 }
 
-func (in Inputs) inv() string {
-	if in.Invocation == "" {
+func (in Inputs) inv() string { return invocation(in.Invocation) }
+
+// invocation is how a person runs the tool, for hints: inv, or the tool's
+// name when the caller does not know.
+func invocation(inv string) string {
+	if inv == "" {
 		return "orchestrator"
 	}
-	return in.Invocation
+	return inv
 }
 
 // Loop kinds.
@@ -380,7 +386,8 @@ func ruleRunCap(in Inputs) Verdict {
 // without progress (no fewer failing tests, no check newly passing) against
 // [progress] loops ([stall] loops, its older name). It replaces the stall
 // rule, which counted loops that resolved nothing.
-func NoProgressVerdict(loops int, halted []string, cfg *config.Config) Verdict {
+func NoProgressVerdict(loops int, halted []string, cfg *config.Config, inv string) Verdict {
+	inv = invocation(inv)
 	limit := cfg.NoProgressLoops()
 	v := Verdict{Rule: CodeNoProgress, Value: fmt.Sprintf("%d auto-retry loop(s) in a row without progress", loops),
 		Limit: fmt.Sprintf("%d in a row", limit)}
@@ -392,7 +399,7 @@ func NoProgressVerdict(loops int, halted []string, cfg *config.Config) Verdict {
 	if len(halted) > 0 {
 		v.Reason += fmt.Sprintf(" (%s halted on a repeated failure)", strings.Join(halted, ", "))
 	}
-	v.Hint = "read the issues' Failure Details; 'orchestrator fix ID \"…\"' gives the agent guidance"
+	v.Hint = "read the issues' Failure Details; '" + inv + " fix ID \"…\"' gives the agent guidance"
 	return v
 }
 
@@ -496,7 +503,8 @@ const (
 
 // NoChangeVerdict is the no-change rule: auto-retry loops in a row that
 // left the workspace as they found it against [progress] idle_loops.
-func NoChangeVerdict(idle int, cfg *config.Config) Verdict {
+func NoChangeVerdict(idle int, cfg *config.Config, inv string) Verdict {
+	inv = invocation(inv)
 	limit := cfg.Progress.IdleLoops
 	v := Verdict{Rule: CodeNoChange, Value: fmt.Sprintf("%d auto-retry loop(s) in a row left the workspace as it was", idle),
 		Limit: fmt.Sprintf("%d in a row", limit)}
@@ -509,14 +517,15 @@ func NoChangeVerdict(idle int, cfg *config.Config) Verdict {
 	}
 	v.Stop = true
 	v.Reason = fmt.Sprintf("no change: %d auto-retry loops in a row left the workspace as they found it", idle)
-	v.Hint = "the agent is not working on the issue: look at its loop logs, then answer with 'orchestrator fix ID \"…\"' or 'orchestrator skip ID'"
+	v.Hint = "the agent is not working on the issue: look at its loop logs, then answer with '" + inv + " fix ID \"…\"' or '" + inv + " skip ID'"
 	return v
 }
 
 // CycleVerdict is the cycle rule: loop returned the workspace to the state
 // it was in before loop earlier, in which the issues had failed (0: it did
 // not).
-func CycleVerdict(loop, earlier int, cfg *config.Config) Verdict {
+func CycleVerdict(loop, earlier int, cfg *config.Config, inv string) Verdict {
+	inv = invocation(inv)
 	v := Verdict{Rule: CodeCycle, Value: "no return to a failed state", Limit: "the first return to a failed state"}
 	if !cfg.Progress.Enabled {
 		v.Limit = "off"
@@ -528,20 +537,20 @@ func CycleVerdict(loop, earlier int, cfg *config.Config) Verdict {
 	v.Value = fmt.Sprintf("loop %d returned to the state before loop %d", loop, earlier)
 	v.Stop = true
 	v.Reason = fmt.Sprintf("cycle: loop %d put the workspace back as it was before loop %d, when the issue had failed", loop, earlier)
-	v.Hint = "the agent goes round in a circle between fixes that fail: 'orchestrator diff' shows what it changed; answer with 'orchestrator fix ID \"…\"'"
+	v.Hint = "the agent goes round in a circle between fixes that fail: '" + inv + " diff' shows what it changed; answer with '" + inv + " fix ID \"…\"'"
 	return v
 }
 
 // ProgressHalt returns the progress rule that halts a loop's issues, if
 // any: a cycle wins, then no change. A loop that progressed is never halted.
-func ProgressHalt(p LoopProgress, idle int, cfg *config.Config) *Verdict {
+func ProgressHalt(p LoopProgress, idle int, cfg *config.Config, inv string) *Verdict {
 	if p.Verdict == ProgressProgressed {
 		return nil
 	}
-	if v := CycleVerdict(p.Loop, p.CycledTo, cfg); v.Stop {
+	if v := CycleVerdict(p.Loop, p.CycledTo, cfg, inv); v.Stop {
 		return &v
 	}
-	if v := NoChangeVerdict(idle, cfg); v.Stop {
+	if v := NoChangeVerdict(idle, cfg, inv); v.Stop {
 		return &v
 	}
 	return nil
@@ -595,7 +604,7 @@ func sharedBudgetRule(in Inputs, code Code, key string, used, limit float64, sho
 	v.Reason = fmt.Sprintf("shared daily budget spent: %s in the last 24h (limit %s, [shared_budget] %s, shared in %s); next loop possible at %s",
 		show(used), show(limit), key, in.Shared.Dir, clock(at, in.Now))
 	v.Hint = "wait, or raise the limit in [shared_budget] of every config.toml that names " + in.Shared.Dir +
-		"; 'orchestrator fleet explain DIR…' shows which projects spent it"
+		"; '" + in.inv() + " fleet explain DIR…' shows which projects spent it"
 	return v
 }
 

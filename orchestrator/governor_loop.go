@@ -219,7 +219,7 @@ func AfterLoop(f LoopFacts) LoopStep {
 	case f.Cut != nil:
 		return cutVerdict(f)
 	case f.Result == ResultAborted || f.VerifyAborted:
-		return LoopStep{Stop: stopAbortedDuring(f.Loop), Settle: SettlePending, Result: ResultAborted}
+		return LoopStep{Stop: stopAbortedDuring(f.Loop, f.inv()), Settle: SettlePending, Result: ResultAborted}
 	case f.Result == ResultPermanent:
 		return LoopStep{Stop: stopPermanent(f.Pattern), Settle: SettleEscalate}
 	case !f.Verified:
@@ -258,7 +258,7 @@ func afterVerify(f LoopFacts) LoopStep {
 	v := LoopStep{Next: NextCheck}
 	auto := f.Kind == KindAutoRetry
 	if auto {
-		v.Halt = ProgressHalt(f.Progress, f.Idle, cfg)
+		v.Halt = ProgressHalt(f.Progress, f.Idle, cfg, f.inv())
 	}
 	b := f.Breaker
 	switch {
@@ -266,10 +266,10 @@ func afterVerify(f LoopFacts) LoopStep {
 		v.Stop = stopBreakerOpened(b.Failures, b.HalfOpen, b.Until, f.Now, PathsIn(f.Dir).LoopLogs(), f.inv())
 	case f.Usage != nil && filedStop(f) != nil:
 		v.Stop = filedStop(f)
-	case auto && v.Halt == nil && NoProgressVerdict(f.NoProgress, f.Halted, cfg).Stop:
+	case auto && v.Halt == nil && NoProgressVerdict(f.NoProgress, f.Halted, cfg, f.inv()).Stop:
 		// A halt by a progress rule is the loop's verdict: the check ends
 		// the run with its code when nothing is left to retry.
-		nv := NoProgressVerdict(f.NoProgress, f.Halted, cfg)
+		nv := NoProgressVerdict(f.NoProgress, f.Halted, cfg, f.inv())
 		v.Stop = StopFor(&nv)
 	case auto && CascadeVerdict(f.Cascade, cfg).Stop:
 		cv := CascadeVerdict(f.Cascade, cfg)
@@ -304,7 +304,7 @@ func afterCheck(f LoopFacts) LoopStep {
 		case len(f.GaveUp) > 0:
 			// Nothing left to retry, but the run gave up on something: a
 			// cron mail must say so.
-			end.Stop = stopGaveUp(f.GaveUpCode, f.GaveUp)
+			end.Stop = stopGaveUp(f.GaveUpCode, f.GaveUp, f.inv())
 		case f.Result == ResultFailed || f.Result == ResultTimeout:
 			// The run is over and its last loop's command failed: an agent
 			// that crashes every time must not look fine to cron.
@@ -332,7 +332,7 @@ func between(f LoopFacts, v LoopStep) LoopStep {
 	case f.Aborted:
 		// Its verdicts are recorded; nothing is claimed for a loop that
 		// will not run.
-		v.Stop, v.Settle = stopAbortedAfter(f.Loop), SettlePending
+		v.Stop, v.Settle = stopAbortedAfter(f.Loop, f.inv()), SettlePending
 	case f.Check != nil && f.Shared != nil:
 		in := Inputs{Config: f.Config, Now: f.Now, Shared: f.Shared, Invocation: f.Invocation, Dir: f.Dir}
 		for _, sv := range SharedVerdicts(in, KindAutoRetry) {
@@ -351,4 +351,4 @@ func between(f LoopFacts, v LoopStep) LoopStep {
 	return v
 }
 
-func (f LoopFacts) inv() string { return Inputs{Invocation: f.Invocation}.inv() }
+func (f LoopFacts) inv() string { return invocation(f.Invocation) }

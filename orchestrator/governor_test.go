@@ -147,17 +147,17 @@ func TestBudgetNextLoop(t *testing.T) {
 func TestNoProgressAndCascadeVerdicts(t *testing.T) {
 	cfg := testConfig()
 	for stalled, want := range map[int]bool{0: false, 2: false, 3: true, 4: true} {
-		if v := NoProgressVerdict(stalled, nil, cfg); v.Stop != want || v.Rule != CodeNoProgress {
+		if v := NoProgressVerdict(stalled, nil, cfg, ""); v.Stop != want || v.Rule != CodeNoProgress {
 			t.Errorf("no progress %d: stop %v, want %v", stalled, v.Stop, want)
 		}
 	}
 	// [stall] loops is the older name of [progress] loops, which wins.
 	cfg.Stall.Loops = 5
-	if v := NoProgressVerdict(4, nil, cfg); v.Stop {
+	if v := NoProgressVerdict(4, nil, cfg, ""); v.Stop {
 		t.Errorf("[stall] loops = 5: stopped after 4")
 	}
 	cfg.Progress.Loops = 2
-	if v := NoProgressVerdict(2, nil, cfg); !v.Stop {
+	if v := NoProgressVerdict(2, nil, cfg, ""); !v.Stop {
 		t.Errorf("[progress] loops = 2: not stopped after 2")
 	}
 	tests := []struct {

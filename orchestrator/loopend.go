@@ -58,7 +58,7 @@ func (r *Runner) escalatePermanent(rep *RunReport, lr *LoopRecord, pattern strin
 				r.stats.touch(is.ID, is.Summary())
 				r.stats.escalated[is.ID] = true
 				lr.Escalated = append(lr.Escalated, is.ID)
-				if err := o.log().Record(Event{Time: r.now(), Event: EvEscalated, IssueID: is.ID, RunID: rep.RunID, Reason: "permanent_error", Code: CodePermanentError,
+				if err := o.log().Record(Event{Time: r.now(), Event: EvEscalated, IssueID: is.ID, RunID: rep.RunID, Reason: string(CodePermanentError), Code: CodePermanentError,
 					Error: pattern}); err != nil {
 					return err
 				}

@@ -120,7 +120,7 @@ func (r *Runner) haltForProgress(rep *RunReport, lr *LoopRecord, retried []strin
 			edits = append(edits, haltEdits(id)...)
 			halted = append(halted, is)
 			evs = append(evs,
-				Event{Time: now, Event: EvHalted, IssueID: id, RunID: rep.RunID, Loop: lr.Loop, Code: v.Rule, Reason: v.Reason},
+				Event{Time: now, Event: EvHalted, IssueID: id, RunID: rep.RunID, Loop: lr.Loop, Code: v.Rule, Reason: string(v.Rule), Error: v.Reason},
 				Event{Time: now, Event: EvEscalated, IssueID: id, RunID: rep.RunID, Reason: string(v.Rule), Code: v.Rule, Error: v.Reason})
 		}
 		lines, err := o.log().Lines(evs...)

@@ -174,7 +174,7 @@ func (r *Runner) Run(ctx context.Context) (RunReport, error) {
 	if _, v := Gate(in, KindRegular); v != nil {
 		se := StopFor(v)
 		rep.Outcome, rep.Code, rep.Reason, rep.Hint = "stopped", se.Code, se.Reason, se.Hint
-		if err := o.log().Record(Event{Time: start, Event: EvStopped, RunID: rep.RunID, Code: se.Code, Reason: se.Reason, Until: se.Until}); err != nil {
+		if err := o.log().Record(se.Event(start, rep.RunID)); err != nil {
 			return rep, err
 		}
 		return rep, se
@@ -225,14 +225,17 @@ func (r *Runner) Run(ctx context.Context) (RunReport, error) {
 	}
 	rep.Outcome = outcome
 	finish := r.now()
+	fin := Event{Time: finish, Event: EvRunFinished, RunID: rep.RunID, Status: outcome, Reason: rep.Reason, Code: rep.Code, Loop: rep.Loops, DurationMS: rep.WallMS}
+	if se != nil {
+		fin.Reason, fin.Error = string(se.Code), se.Reason
+	}
 	werr := o.store().Update(context.WithoutCancel(ctx), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
 		return issuequeue.Change{State: []issuequeue.Edit{
 			issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateFinishedAt, issuequeue.FormatTime(finish)),
 			issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateLoops, strconv.Itoa(rep.Loops)),
 			issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateOutcome, outcome),
 		}, After: func() error {
-			return o.log().Record(Event{Time: finish, Event: EvRunFinished, RunID: rep.RunID, Status: outcome, Reason: rep.Reason,
-				Code: rep.Code, Loop: rep.Loops, DurationMS: rep.WallMS})
+			return o.log().Record(fin)
 		}}, nil
 	})
 	if serr := r.printSummary(rep, finish.Sub(start)); serr != nil && werr == nil {
