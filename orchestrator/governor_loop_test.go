@@ -206,3 +206,25 @@ func TestBreakerOpens(t *testing.T) {
 		t.Errorf("a failed trial loop: %+v", v.Stop)
 	}
 }
+
+// A stop is worded "stopped (CODE): reason" and logged with its code as
+// the reason; a halt's stop names its rule and, in its hint, the command
+// as the person runs it.
+func TestStopWordsAndEvent(t *testing.T) {
+	for _, tt := range []struct {
+		code Code
+		why  string
+	}{{CodeRepeatedFailure, "3 times in a row"}, {CodeRepeatedAcross, "under other issues"}, {CodeOscillation, "alternate"}} {
+		se := StopHalted("ISSUE-1", tt.code, 3, "orch --dir ci")
+		if got, want := se.Error(), Stopped(tt.code, se.Reason); got != want || !strings.HasPrefix(got, "stopped ("+string(tt.code)+"): ISSUE-1 halted") {
+			t.Errorf("%s: %q", tt.code, got)
+		}
+		if !strings.Contains(se.Reason, tt.why) || !strings.Contains(se.Hint, "'orch --dir ci retry ISSUE-1'") || strings.Contains(se.Hint, "orchestrator") {
+			t.Errorf("%s: reason %q, hint %q", tt.code, se.Reason, se.Hint)
+		}
+		ev := se.Event(testNow, "run-1")
+		if ev.Event != EvStopped || ev.Reason != string(tt.code) || ev.Code != tt.code || ev.Error != se.Reason {
+			t.Errorf("%s: event %+v", tt.code, ev)
+		}
+	}
+}
