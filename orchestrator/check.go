@@ -110,14 +110,13 @@ func Decide(in Inputs) Decision {
 		d.QueueEdits = append(d.QueueEdits, issuequeue.SetField(is.ID, issuequeue.FieldStatus, issuequeue.StatusEscalated))
 	}
 	for _, is := range d.Halted {
-		d.QueueEdits = append(d.QueueEdits, issuequeue.SetField(is.ID, issuequeue.FieldHalted, "true"),
-			issuequeue.SetField(is.ID, issuequeue.FieldStatus, issuequeue.StatusEscalated))
+		d.QueueEdits = append(d.QueueEdits, haltEdits(is.ID)...)
 	}
 	if len(qualifying) == 0 {
 		d.Outcome = CheckNothing
 		if len(d.Exhausted)+len(d.Halted) > 0 {
 			d.Outcome = CheckHuman
-			d.Stop = escalationVerdict(d)
+			d.Stop = escalationVerdict(d, in.inv())
 		}
 		return d
 	}
@@ -145,25 +144,6 @@ func Decide(in Inputs) Decision {
 		issuequeue.SetField(issuequeue.SectionAutoRetry, issuequeue.StateLastRetryReason, strings.Join(reasons, "; ")))
 	d.Outcome = CheckRetry
 	return d
-}
-
-// escalationVerdict is the stop of a check that escalated issues and has
-// nothing left to retry.
-func escalationVerdict(d Decision) *Verdict {
-	v := &Verdict{Rule: CodeMaxRetries, Stop: true,
-		Hint: "answer the escalation: 'orchestrator retry ID', 'orchestrator fix ID \"…\"' or 'orchestrator skip ID'"}
-	var parts []string
-	if n := len(d.Exhausted); n > 0 {
-		parts = append(parts, fmt.Sprintf("%d issue(s) used all their retries and were escalated", n))
-	}
-	if n := len(d.Halted); n > 0 {
-		if len(d.Exhausted) == 0 {
-			v.Rule = CodeRepeatedAcross
-		}
-		parts = append(parts, fmt.Sprintf("%d issue(s) fail the same way as an issue halted on that failure and were escalated", n))
-	}
-	v.Reason = strings.Join(parts, "; ")
-	return v
 }
 
 // priorityRank orders priorities critical → low; unknown values sort last.
@@ -272,7 +252,7 @@ func (o *Orchestrator) check(ctx context.Context, rc runCheck) (CheckReport, err
 		}
 		return issuequeue.Change{Queue: edits, State: d.StateEdits, Log: lines, After: func() error {
 			for _, id := range slices.Sorted(maps.Keys(kept)) {
-				fmt.Fprintf(o.Stdout, "guard: %s (a person resets it with 'orchestrator retry ID')\n", kept[id])
+				fmt.Fprintf(o.Stdout, "guard: %s (a person resets it with '%s retry ID')\n", kept[id], o.invocation())
 			}
 			_, err := o.Stdout.Write(banners.Bytes())
 			return err
@@ -348,7 +328,7 @@ func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State, w io.Writ
 	now := o.now()
 	var evs []Event
 	if d.Stop != nil && (d.Outcome == CheckHuman || len(d.WouldQualify) > 0) {
-		evs = append(evs, Event{Time: now, Event: EvStopped, RunID: st.RunID, Code: d.Stop.Rule, Reason: d.Stop.Reason, Until: d.Stop.Until})
+		evs = append(evs, StopFor(d.Stop).Event(now, st.RunID))
 	}
 	if d.Disabled != "" {
 		if d.Stop.Rule == CodePaused {
@@ -377,7 +357,7 @@ func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State, w io.Writ
 				Threshold: o.Config.AutoRetry.HaltAfterRepeats, Command: o.invocation()}); err != nil {
 				return nil, err
 			}
-			evs = append(evs, Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: "max_retries_exceeded",
+			evs = append(evs, Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: string(CodeMaxRetries),
 				Code: CodeMaxRetries, TotalAttempts: is.RetryCount})
 		}
 	}
@@ -400,12 +380,12 @@ func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State, w io.Writ
 			Threshold: o.Config.AutoRetry.HaltAfterRepeats, Command: o.invocation()}); err != nil {
 			return nil, err
 		}
-		evs = append(evs, Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: "same_failure_repeated",
+		evs = append(evs, Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: string(iv.Code),
 			Code: CodeRepeatedAcross, Signature: is.FailureSignature, Error: iv.Because})
 	}
 	if d.Stop != nil && len(d.WouldQualify) > 0 {
 		if d.CapReached {
-			evs = append(evs, Event{Time: now, Event: EvCapReached, RunID: st.RunID, Reason: "global_cap"})
+			evs = append(evs, Event{Time: now, Event: EvCapReached, RunID: st.RunID, Reason: string(CodeRunCap), Code: CodeRunCap})
 			return evs, o.Templates.Render(w, "cap", templates.Cap{GlobalCap: o.Config.AutoRetry.GlobalCap, TotalAutoRetries: st.TotalAutoRetries})
 		}
 		fmt.Fprintf(w, "No auto-retry loop: %s.\n", d.Stop.Reason)

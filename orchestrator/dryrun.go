@@ -38,7 +38,7 @@ func (r *Runner) DryRun(w io.Writer) error {
 		if !NeedsPerson(v.Rule) {
 			code = 0 // a pause or a rate-limit window: nothing is wrong
 		}
-		fmt.Fprintf(w, "No loop would start: stopped (%s): %s. run would exit %d.\nhint: %s\n", v.Rule, v.Reason, code, v.Hint)
+		fmt.Fprintf(w, "No loop would start: %s. run would exit %d.\nhint: %s\n", Stopped(v.Rule, v.Reason), code, v.Hint)
 		fmt.Fprintln(w, "Dry run: nothing was run and nothing was written.")
 		return nil
 	}

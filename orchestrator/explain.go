@@ -147,7 +147,7 @@ func (ex Explanation) PrintWidth(w io.Writer, width int) error {
 	if ex.Run.Start {
 		fmt.Fprintln(tw, "A run started now would run its regular loop.")
 	} else {
-		fmt.Fprintf(tw, "A run started now would stop before any loop: stopped (%s): %s\n", ex.Run.Code, ex.Run.Stop)
+		fmt.Fprintf(tw, "A run started now would stop before any loop: %s\n", Stopped(ex.Run.Code, ex.Run.Stop))
 	}
 	fmt.Fprintln(tw, "\nrule\tnow\tlimit\tverdict")
 	for _, v := range ex.Run.Rules {
@@ -159,12 +159,12 @@ func (ex Explanation) PrintWidth(w io.Writer, width int) error {
 		fmt.Fprintf(tw, "The end-of-loop check would start an auto-retry loop for %s.\n", strings.Join(ex.Check.Retry, ", "))
 	case "nothing":
 		if ex.Check.Code != "" {
-			fmt.Fprintf(tw, "The end-of-loop check would start no loop: stopped (%s): %s\n", ex.Check.Code, ex.Check.Stop)
+			fmt.Fprintf(tw, "The end-of-loop check would start no loop: %s\n", Stopped(ex.Check.Code, ex.Check.Stop))
 		} else {
 			fmt.Fprintln(tw, "The end-of-loop check would find nothing to retry.")
 		}
 	default:
-		fmt.Fprintf(tw, "The end-of-loop check would stop: stopped (%s): %s\n", ex.Check.Code, ex.Check.Stop)
+		fmt.Fprintf(tw, "The end-of-loop check would stop: %s\n", Stopped(ex.Check.Code, ex.Check.Stop))
 	}
 	fmt.Fprintln(tw, "\nrule\tnow\tlimit\tverdict")
 	for _, v := range ex.Check.Rules {

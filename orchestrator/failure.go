@@ -4,12 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"slices"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/autoretry/orchestrator/internal/config"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/signature"
 )
@@ -49,75 +47,6 @@ type Failure struct {
 	// another issue failing the same check fails for the same reason, so
 	// it counts only against its own issue.
 	Silent bool
-}
-
-// FailDecision is what recording a failure changes.
-type FailDecision struct {
-	Attempt     int
-	RepeatCount int
-	Halted      bool
-	Code        Code   // why it halted: repeated_failure, repeated_failure_across_issues, oscillation
-	Because     string // the halt's reason in words
-	Error       string // one-line summary of the output
-	Edits       []issuequeue.Edit
-}
-
-// DecideFail records a failure of an issue: the signature's repeat count,
-// and a halt when the same failure came halt_after_repeats times in a row;
-// when its failures under other issues in the last 24 hours and its streak
-// here add up to that (or another issue was halted on it): the same failure
-// filed again under a new ID; or when the issue's last four attempts since
-// a person last answered it alternate between two failures. u is the event
-// log's last 24 hours, without this failure.
-func DecideFail(is *issuequeue.Issue, f Failure, cfg *config.Config, u Usage) FailDecision {
-	var d FailDecision
-	id := is.ID
-	threshold := cfg.AutoRetry.HaltAfterRepeats
-	set := func(field, v string) { d.Edits = append(d.Edits, issuequeue.SetField(id, field, v)) }
-	if sameFailure(is.FailureSignature, f) {
-		d.RepeatCount = is.SignatureRepeatCount + 1
-		if !isRecorded(is.FailureSignature, f.Signature) {
-			set(issuequeue.FieldFailureSignature, f.Signature) // recorded under older rules
-		}
-	} else {
-		if is.FailureSignature != "" {
-			prev := append(append([]string(nil), is.PreviousSignatures...), is.FailureSignature)
-			set(issuequeue.FieldPreviousSignatures, issuequeue.FormatSignatureList(prev))
-		}
-		set(issuequeue.FieldFailureSignature, f.Signature)
-		d.RepeatCount = 1
-	}
-	set(issuequeue.FieldSignatureRepeatCount, strconv.Itoa(d.RepeatCount))
-	recent := append(u.issueSignatures(id), f.Signature)
-	switch other, elsewhere := u.haltedElsewhere(f, id); {
-	case d.RepeatCount >= threshold:
-		d.Code, d.Because = CodeRepeatedFailure, fmt.Sprintf("the same failure %d times in a row", d.RepeatCount)
-	case elsewhere && !f.Silent:
-		d.Code, d.Because = CodeRepeatedAcross, "same failure as "+other+", which was halted on it"
-	case !f.Silent && f.Signature != "" && u.failuresElsewhere(f, id)+d.RepeatCount >= threshold:
-		d.Code, d.Because = CodeRepeatedAcross, fmt.Sprintf("the same failure %d times in the last 24 hours under other issues, and %d in a row here",
-			u.failuresElsewhere(f, id), d.RepeatCount)
-	case oscillates(recent):
-		d.Code, d.Because = CodeOscillation, "the last 4 attempts alternate between two failures"
-	}
-	if d.Code != "" {
-		d.Halted = true
-		set(issuequeue.FieldHalted, "true")
-		set(issuequeue.FieldStatus, issuequeue.StatusEscalated)
-	} else {
-		set(issuequeue.FieldStatus, issuequeue.StatusPending)
-	}
-	d.Edits = append(d.Edits, issuequeue.SetSectionMarkdown(id, issuequeue.SectionFailureDetails, f.Output.Details()))
-	_, rows, _ := is.Table(issuequeue.SectionAttemptHistory)
-	d.Attempt = len(rows) + 1
-	d.Error = ErrorSummary(f.Output.Tail)
-	sig := f.Signature
-	if len(sig) > 12 {
-		sig = sig[:12]
-	}
-	d.Edits = append(d.Edits, issuequeue.AppendRow(id, issuequeue.SectionAttemptHistory, AttemptHeader,
-		[]string{strconv.Itoa(d.Attempt), f.Time.UTC().Format(time.RFC3339), f.Type, sig, d.Error}))
-	return d
 }
 
 // sameFailure reports whether f is the failure that the signature recorded

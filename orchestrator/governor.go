@@ -11,10 +11,12 @@ import (
 )
 
 // The governor is the one place that decides whether a loop may start,
-// whether the end-of-loop check retries, and why a run stops: the rules are
-// here, pure functions of Inputs, and every stop they or the runner end with
-// is built in governor_stops.go, from the facts the runner and the commands
-// report. The runner and the commands only carry decisions out.
+// whether the end-of-loop check retries, and why a run stops: the rules a
+// loop start meets are here, pure functions of Inputs; the order of the
+// stops after a loop is AfterLoop (governor_loop.go), a pure function of
+// the facts the runner gathered; every halt is Halt (governor_halt.go);
+// every stop is built and worded in governor_stops.go. The runner and the
+// commands only gather facts and carry decisions out.
 //
 // The file is longer than the others on purpose: it holds every rule, so
 // that a person asking why a run stopped reads one file, and Gate lists in
@@ -108,11 +110,15 @@ type Inputs struct {
 	Shared *SharedUsage
 }
 
-func (in Inputs) inv() string {
-	if in.Invocation == "" {
+func (in Inputs) inv() string { return invocation(in.Invocation) }
+
+// invocation is how a person runs the tool, for hints: inv, or the tool's
+// name when the caller does not know.
+func invocation(inv string) string {
+	if inv == "" {
 		return "orchestrator"
 	}
-	return in.Invocation
+	return inv
 }
 
 // Loop kinds.
@@ -247,62 +253,108 @@ func ruleDisabled(in Inputs) Verdict {
 	return v
 }
 
-func countBudget(code Code, what string, used, limit int, next time.Time, in Inputs) Verdict {
-	v := Verdict{Rule: code, Value: fmt.Sprintf("%d %s in the last 24h", used, what), Limit: "off"}
-	if limit <= 0 {
-		return v
-	}
-	v.Limit = fmt.Sprintf("%d per 24h", limit)
-	if used < limit {
-		return v
-	}
-	return budgetSpent(v, in, next, fmt.Sprintf("%d %s", used, what), strconv.Itoa(limit))
+// Budget is one daily budget's figure: what the event log's last 24
+// hours spent of it. The gate's budget rules and every view (status,
+// explain, metrics, report, fleet) read these figures, from Budgets.
+type Budget struct {
+	Code   Code      `json:"code"`  // the reason code when it is spent
+	Key    string    `json:"key"`   // its [budget] key
+	Used   float64   `json:"used"`  // executions, loops, seconds, cost, tokens or issues
+	Limit  float64   `json:"limit"` // 0: off
+	Spent  bool      `json:"spent"`
+	NextAt time.Time `json:"next_loop_at,omitzero"` // when spent: when it frees up
 }
+
+// Budgets returns every daily budget as the event log's last 24 hours
+// spent it.
+func Budgets(cfg *config.Config, u Usage) []Budget {
+	b := cfg.Budget
+	out := []Budget{
+		{Code: CodeDailyLoops, Key: "loops_per_day", Used: float64(len(u.Execs)), Limit: float64(b.LoopsPerDay)},
+		{Code: CodeDailyAutoRetries, Key: "auto_retry_loops_per_day", Used: float64(len(u.AutoRetryLoops)), Limit: float64(b.AutoRetryLoopsPerDay)},
+		{Code: CodeDailyAgentTime, Key: "agent_time_per_day", Used: u.AgentTime().Seconds(), Limit: b.AgentTimePerDay.Seconds()},
+		{Code: CodeDailyCost, Key: "cost_per_day", Used: u.Cost(), Limit: b.CostPerDay},
+		{Code: CodeDailyTokens, Key: "tokens_per_day", Used: float64(u.Tokens()), Limit: float64(b.TokensPerDay)},
+		{Code: CodeDailyIssuesFiled, Key: "issues_filed_per_day", Used: float64(len(u.Filed)), Limit: float64(b.IssuesFiledPerDay)},
+	}
+	for i := range out {
+		x := &out[i]
+		if x.Spent = x.Limit > 0 && x.Used >= x.Limit; !x.Spent {
+			continue
+		}
+		switch x.Code {
+		case CodeDailyLoops:
+			x.NextAt = u.nextCount(u.execTimes(), b.LoopsPerDay)
+		case CodeDailyAutoRetries:
+			x.NextAt = u.nextCount(u.AutoRetryLoops, b.AutoRetryLoopsPerDay)
+		case CodeDailyAgentTime:
+			x.NextAt = u.nextSum(func(e Exec) float64 { return float64(e.Duration) }, float64(b.AgentTimePerDay))
+		case CodeDailyCost:
+			x.NextAt = u.nextSum(func(e Exec) float64 { return e.Cost }, b.CostPerDay)
+		case CodeDailyTokens:
+			x.NextAt = u.nextSum(func(e Exec) float64 { return float64(e.Tokens) }, float64(b.TokensPerDay))
+		case CodeDailyIssuesFiled:
+			x.NextAt = u.nextCount(u.Filed, b.IssuesFiledPerDay)
+		}
+	}
+	return out
+}
+
+// budgetOf is the figure of the daily budget with reason code c.
+func budgetOf(in Inputs, c Code) Budget {
+	for _, b := range Budgets(in.Config, in.Usage) {
+		if b.Code == c {
+			return b
+		}
+	}
+	return Budget{Code: c}
+}
+
+// budgetVerdict is the rule of daily budget b: value and limit are its
+// figures as the verdict shows them (value also names what was spent).
+func budgetVerdict(b Budget, in Inputs, value, limit func(float64) string) Verdict {
+	v := Verdict{Rule: b.Code, Value: value(b.Used) + " in the last 24h", Limit: "off"}
+	if b.Limit <= 0 {
+		return v
+	}
+	v.Limit = limit(b.Limit) + " per 24h"
+	if !b.Spent {
+		return v
+	}
+	return budgetSpent(v, in, b.NextAt, value(b.Used), limit(b.Limit))
+}
+
+// countOf shows a count of what.
+func countOf(what string) func(float64) string {
+	return func(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) + " " + what }
+}
+
+func plain(f float64) string { return strconv.FormatFloat(f, 'f', -1, 64) }
 
 func budgetHint(in Inputs) string {
 	return "wait, or raise the limit in [budget] of config.toml; '" + in.inv() + " explain' shows what was spent"
 }
 
 func ruleDailyLoops(in Inputs) Verdict {
-	u := in.Usage
-	return countBudget(CodeDailyLoops, "loop command executions", len(u.Execs), in.Config.Budget.LoopsPerDay,
-		u.nextCount(u.execTimes(), in.Config.Budget.LoopsPerDay), in)
+	return budgetVerdict(budgetOf(in, CodeDailyLoops), in, countOf("loop command executions"), plain)
 }
 
 func ruleDailyAutoRetries(in Inputs) Verdict {
-	u := in.Usage
-	return countBudget(CodeDailyAutoRetries, "auto-retry loops", len(u.AutoRetryLoops), in.Config.Budget.AutoRetryLoopsPerDay,
-		u.nextCount(u.AutoRetryLoops, in.Config.Budget.AutoRetryLoopsPerDay), in)
+	return budgetVerdict(budgetOf(in, CodeDailyAutoRetries), in, countOf("auto-retry loops"), plain)
 }
 
 func ruleDailyAgentTime(in Inputs) Verdict {
-	u, limit := in.Usage, in.Config.Budget.AgentTimePerDay
-	used := u.AgentTime()
-	v := Verdict{Rule: CodeDailyAgentTime, Value: used.Round(time.Second).String() + " of loop command time in the last 24h", Limit: "off"}
-	if limit <= 0 {
-		return v
-	}
-	v.Limit = limit.String() + " per 24h"
-	if used < limit {
-		return v
-	}
-	next := u.nextSum(func(e Exec) float64 { return float64(e.Duration) }, float64(limit))
-	return budgetSpent(v, in, next, used.Round(time.Second).String()+" of loop command time", limit.String())
+	seconds := func(f float64) time.Duration { return time.Duration(f * float64(time.Second)) }
+	return budgetVerdict(budgetOf(in, CodeDailyAgentTime), in,
+		func(f float64) string { return seconds(f).Round(time.Second).String() + " of loop command time" },
+		func(f float64) string { return seconds(f).String() })
 }
 
 func ruleDailyCost(in Inputs) Verdict {
-	u, limit := in.Usage, in.Config.Budget.CostPerDay
-	used := u.Cost()
-	v := Verdict{Rule: CodeDailyCost, Value: strconv.FormatFloat(used, 'f', 2, 64) + " spent in the last 24h", Limit: "off"}
-	if limit <= 0 {
-		return v
-	}
-	v.Limit = strconv.FormatFloat(limit, 'f', 2, 64) + " per 24h"
-	if used < limit {
-		return v
-	}
-	next := u.nextSum(func(e Exec) float64 { return e.Cost }, limit)
-	return budgetSpent(v, in, next, fmt.Sprintf("cost %.2f", used), fmt.Sprintf("%.2f", limit))
+	cost := func(f float64) string { return strconv.FormatFloat(f, 'f', 2, 64) }
+	v := budgetVerdict(budgetOf(in, CodeDailyCost), in, func(f float64) string { return "cost " + cost(f) }, cost)
+	v.Value = cost(in.Usage.Cost()) + " spent in the last 24h"
+	return v
 }
 
 func ruleMaxLoops(in Inputs) Verdict {
@@ -334,7 +386,8 @@ func ruleRunCap(in Inputs) Verdict {
 // without progress (no fewer failing tests, no check newly passing) against
 // [progress] loops ([stall] loops, its older name). It replaces the stall
 // rule, which counted loops that resolved nothing.
-func NoProgressVerdict(loops int, halted []string, cfg *config.Config) Verdict {
+func NoProgressVerdict(loops int, halted []string, cfg *config.Config, inv string) Verdict {
+	inv = invocation(inv)
 	limit := cfg.NoProgressLoops()
 	v := Verdict{Rule: CodeNoProgress, Value: fmt.Sprintf("%d auto-retry loop(s) in a row without progress", loops),
 		Limit: fmt.Sprintf("%d in a row", limit)}
@@ -346,7 +399,7 @@ func NoProgressVerdict(loops int, halted []string, cfg *config.Config) Verdict {
 	if len(halted) > 0 {
 		v.Reason += fmt.Sprintf(" (%s halted on a repeated failure)", strings.Join(halted, ", "))
 	}
-	v.Hint = "read the issues' Failure Details; 'orchestrator fix ID \"…\"' gives the agent guidance"
+	v.Hint = "read the issues' Failure Details; '" + inv + " fix ID \"…\"' gives the agent guidance"
 	return v
 }
 
@@ -393,12 +446,9 @@ type IssueVerdict struct {
 // issueVerdict applies the per-issue rules to an auto-retry candidate.
 func issueVerdict(in Inputs, is *issuequeue.Issue) IssueVerdict {
 	v := IssueVerdict{ID: is.ID}
-	if is.FailureSignature != "" {
-		if other, ok := in.Usage.haltedElsewhere(Failure{Signature: is.FailureSignature}, is.ID); ok {
-			v.Code = CodeRepeatedAcross
-			v.Because = "same failure as " + other + ", which was halted on it"
-			return v
-		}
+	if code, because := Halt(HaltFacts{Issue: is.ID, Failure: in.Usage.lastFailure(is), Usage: in.Usage}, in.Config); code != "" {
+		v.Code, v.Because = code, because
+		return v
 	}
 	if m := MaxRetries(in.Config, is); is.RetryCount >= m {
 		v.Code = CodeMaxRetries
@@ -411,18 +461,9 @@ func issueVerdict(in Inputs, is *issuequeue.Issue) IssueVerdict {
 }
 
 func ruleDailyTokens(in Inputs) Verdict {
-	u, limit := in.Usage, in.Config.Budget.TokensPerDay
-	used := u.Tokens()
-	v := Verdict{Rule: CodeDailyTokens, Value: fmt.Sprintf("%d tokens reported in the last 24h", used), Limit: "off"}
-	if limit <= 0 {
-		return v
-	}
-	v.Limit = fmt.Sprintf("%d per 24h", limit)
-	if used < int64(limit) {
-		return v
-	}
-	next := u.nextSum(func(e Exec) float64 { return float64(e.Tokens) }, float64(limit))
-	return budgetSpent(v, in, next, fmt.Sprintf("%d tokens", used), fmt.Sprintf("%d", limit))
+	v := budgetVerdict(budgetOf(in, CodeDailyTokens), in, countOf("tokens"), plain)
+	v.Value = fmt.Sprintf("%d tokens reported in the last 24h", in.Usage.Tokens())
+	return v
 }
 
 // ruleWindowShare stops loops while the agent's last report of its
@@ -462,7 +503,8 @@ const (
 
 // NoChangeVerdict is the no-change rule: auto-retry loops in a row that
 // left the workspace as they found it against [progress] idle_loops.
-func NoChangeVerdict(idle int, cfg *config.Config) Verdict {
+func NoChangeVerdict(idle int, cfg *config.Config, inv string) Verdict {
+	inv = invocation(inv)
 	limit := cfg.Progress.IdleLoops
 	v := Verdict{Rule: CodeNoChange, Value: fmt.Sprintf("%d auto-retry loop(s) in a row left the workspace as it was", idle),
 		Limit: fmt.Sprintf("%d in a row", limit)}
@@ -475,14 +517,15 @@ func NoChangeVerdict(idle int, cfg *config.Config) Verdict {
 	}
 	v.Stop = true
 	v.Reason = fmt.Sprintf("no change: %d auto-retry loops in a row left the workspace as they found it", idle)
-	v.Hint = "the agent is not working on the issue: look at its loop logs, then answer with 'orchestrator fix ID \"…\"' or 'orchestrator skip ID'"
+	v.Hint = "the agent is not working on the issue: look at its loop logs, then answer with '" + inv + " fix ID \"…\"' or '" + inv + " skip ID'"
 	return v
 }
 
 // CycleVerdict is the cycle rule: loop returned the workspace to the state
 // it was in before loop earlier, in which the issues had failed (0: it did
 // not).
-func CycleVerdict(loop, earlier int, cfg *config.Config) Verdict {
+func CycleVerdict(loop, earlier int, cfg *config.Config, inv string) Verdict {
+	inv = invocation(inv)
 	v := Verdict{Rule: CodeCycle, Value: "no return to a failed state", Limit: "the first return to a failed state"}
 	if !cfg.Progress.Enabled {
 		v.Limit = "off"
@@ -494,20 +537,20 @@ func CycleVerdict(loop, earlier int, cfg *config.Config) Verdict {
 	v.Value = fmt.Sprintf("loop %d returned to the state before loop %d", loop, earlier)
 	v.Stop = true
 	v.Reason = fmt.Sprintf("cycle: loop %d put the workspace back as it was before loop %d, when the issue had failed", loop, earlier)
-	v.Hint = "the agent goes round in a circle between fixes that fail: 'orchestrator diff' shows what it changed; answer with 'orchestrator fix ID \"…\"'"
+	v.Hint = "the agent goes round in a circle between fixes that fail: '" + inv + " diff' shows what it changed; answer with '" + inv + " fix ID \"…\"'"
 	return v
 }
 
 // ProgressHalt returns the progress rule that halts a loop's issues, if
 // any: a cycle wins, then no change. A loop that progressed is never halted.
-func ProgressHalt(p LoopProgress, idle int, cfg *config.Config) *Verdict {
+func ProgressHalt(p LoopProgress, idle int, cfg *config.Config, inv string) *Verdict {
 	if p.Verdict == ProgressProgressed {
 		return nil
 	}
-	if v := CycleVerdict(p.Loop, p.CycledTo, cfg); v.Stop {
+	if v := CycleVerdict(p.Loop, p.CycledTo, cfg, inv); v.Stop {
 		return &v
 	}
-	if v := NoChangeVerdict(idle, cfg); v.Stop {
+	if v := NoChangeVerdict(idle, cfg, inv); v.Stop {
 		return &v
 	}
 	return nil
@@ -561,7 +604,7 @@ func sharedBudgetRule(in Inputs, code Code, key string, used, limit float64, sho
 	v.Reason = fmt.Sprintf("shared daily budget spent: %s in the last 24h (limit %s, [shared_budget] %s, shared in %s); next loop possible at %s",
 		show(used), show(limit), key, in.Shared.Dir, clock(at, in.Now))
 	v.Hint = "wait, or raise the limit in [shared_budget] of every config.toml that names " + in.Shared.Dir +
-		"; 'orchestrator fleet explain DIR…' shows which projects spent it"
+		"; '" + in.inv() + " fleet explain DIR…' shows which projects spent it"
 	return v
 }
 
@@ -616,8 +659,7 @@ func ruleSharedTokens(in Inputs) Verdict {
 // inside loops in the last 24 hours. A loop that files what it was given
 // again under new IDs floods the queue; the run stops and a person looks.
 func ruleDailyIssuesFiled(in Inputs) Verdict {
-	u, limit := in.Usage, in.Config.Budget.IssuesFiledPerDay
-	v := countBudget(CodeDailyIssuesFiled, "issues filed from loops", len(u.Filed), limit, u.nextCount(u.Filed, limit), in)
+	v := budgetVerdict(budgetOf(in, CodeDailyIssuesFiled), in, countOf("issues filed from loops"), plain)
 	if v.Stop {
 		v.Hint = filedHint(in.inv())
 	}

@@ -23,7 +23,12 @@ type StopError struct {
 	Until  time.Time
 }
 
-func (e *StopError) Error() string { return "stopped (" + string(e.Code) + "): " + e.Reason }
+func (e *StopError) Error() string { return Stopped(e.Code, e.Reason) }
+
+// Stopped words a stop with reason code c: "stopped (c): reason". Every
+// stop is worded so, whether it ends a run or a check or explain and a dry
+// run foresee it; its hint follows on a line of its own, "hint: …".
+func Stopped(c Code, reason string) string { return "stopped (" + string(c) + "): " + reason }
 
 // NeedsPerson reports whether a stop, halt or escalation with reason code c
 // waits for a person's answer. A pause and a rate-limit window do not:
@@ -38,22 +43,35 @@ func NeedsPerson(c Code) bool {
 	return true
 }
 
+// Event is the event log's record of the stop: its reason code as the
+// reason, and the reason in words as the error.
+func (e *StopError) Event(at time.Time, runID string) Event {
+	return Event{Time: at, Event: EvStopped, RunID: runID, Code: e.Code, Reason: string(e.Code), Error: e.Reason, Until: e.Until}
+}
+
 // StopFor turns a stopping verdict into the error that ends a run or a check.
 func StopFor(v *Verdict) *StopError {
 	return &StopError{Code: v.Rule, Reason: v.Reason, Hint: v.Hint, Wait: v.Wait, Until: v.Until}
 }
 
-// againHint is the hint of a run a person stopped.
-const againHint = "run 'orchestrator run' again when ready"
+// againHint is the hint of a run a person stopped; inv is how they run
+// the tool.
+func againHint(inv string) string { return "run '" + inv + " run' again when ready" }
+
+// answerHint is the hint of issues that need a person's answer: id, or
+// ID for any of them.
+func answerHint(inv, id string) string {
+	return "'" + inv + " retry " + id + "', '" + inv + " fix " + id + " \"…\"' or '" + inv + " skip " + id + "'"
+}
 
 // stopAbortedDuring stops a run aborted while a loop ran.
-func stopAbortedDuring(loop int) *StopError {
-	return &StopError{Code: CodeAborted, Reason: fmt.Sprintf("aborted during loop %d; its issues are pending again", loop), Hint: againHint}
+func stopAbortedDuring(loop int, inv string) *StopError {
+	return &StopError{Code: CodeAborted, Reason: fmt.Sprintf("aborted during loop %d; its issues are pending again", loop), Hint: againHint(inv)}
 }
 
 // stopAbortedAfter stops a run aborted between loops.
-func stopAbortedAfter(loop int) *StopError {
-	return &StopError{Code: CodeAborted, Reason: fmt.Sprintf("aborted after loop %d; no further loop starts", loop), Hint: againHint}
+func stopAbortedAfter(loop int, inv string) *StopError {
+	return &StopError{Code: CodeAborted, Reason: fmt.Sprintf("aborted after loop %d; no further loop starts", loop), Hint: againHint(inv)}
 }
 
 // stopPermanent stops a run whose loop failed in a way retrying cannot fix;
@@ -104,12 +122,12 @@ func stopGuard(loop int, what []string) *StopError {
 
 // stopGaveUp ends a run with nothing left to retry that halted or
 // escalated the issues gaveUp; code is the first one's reason code.
-func stopGaveUp(code Code, gaveUp []string) *StopError {
+func stopGaveUp(code Code, gaveUp []string, inv string) *StopError {
 	if code == "" {
 		code = CodeMaxRetries
 	}
 	return &StopError{Code: code, Reason: fmt.Sprintf("nothing left to retry, but a person is needed for %s (halted or out of retries)", strings.Join(gaveUp, ", ")),
-		Hint: "answer with 'orchestrator retry ID', 'orchestrator fix ID \"…\"' or 'orchestrator skip ID'"}
+		Hint: "answer with " + answerHint(inv, "ID")}
 }
 
 // stopLoopFailed ends a run whose last loop's command failed (how says in
@@ -121,8 +139,9 @@ func stopLoopFailed(loop int, how, loopLogs string, threshold int) *StopError {
 }
 
 // StopHalted is the stop of a recorded failure that halted issue id: code
-// says which rule halted it, repeats how often the failure came in a row.
-func StopHalted(id string, code Code, repeats int) *StopError {
+// says which rule halted it, repeats how often the failure came in a row;
+// inv is how a person runs the tool.
+func StopHalted(id string, code Code, repeats int, inv string) *StopError {
 	why := fmt.Sprintf("the same failure %d times in a row", repeats)
 	switch code {
 	case CodeRepeatedAcross:
@@ -131,7 +150,7 @@ func StopHalted(id string, code Code, repeats int) *StopError {
 		why = "its last 4 attempts alternate between two failures"
 	}
 	return &StopError{Code: code, Reason: fmt.Sprintf("%s halted: %s", id, why),
-		Hint: "a person is needed: 'orchestrator fix " + id + " \"…\"', 'orchestrator retry " + id + "' or 'orchestrator skip " + id + "'"}
+		Hint: "a person is needed: " + answerHint(inv, id)}
 }
 
 // stopAgentAuth stops a run whose agent's provider refused its credentials
@@ -150,6 +169,24 @@ func stopAgentUnavailable(what string, tries int, until, now time.Time) *StopErr
 	return &StopError{Code: CodeRateLimited, Wait: true, Until: until,
 		Reason: fmt.Sprintf("rate-limited until %s (the agent's provider was still %s after %d tries)", clock(until, now), what, tries),
 		Hint:   "runs before then exit 0 without running the agent; nothing to do"}
+}
+
+// escalationVerdict is the stop of a check that escalated issues and has
+// nothing left to retry.
+func escalationVerdict(d Decision, inv string) *Verdict {
+	v := &Verdict{Rule: CodeMaxRetries, Stop: true, Hint: "answer the escalation: " + answerHint(inv, "ID")}
+	var parts []string
+	if n := len(d.Exhausted); n > 0 {
+		parts = append(parts, fmt.Sprintf("%d issue(s) used all their retries and were escalated", n))
+	}
+	if n := len(d.Halted); n > 0 {
+		if len(d.Exhausted) == 0 {
+			v.Rule = CodeRepeatedAcross
+		}
+		parts = append(parts, fmt.Sprintf("%d issue(s) fail the same way as an issue halted on that failure and were escalated", n))
+	}
+	v.Reason = strings.Join(parts, "; ")
+	return v
 }
 
 // progressHaltReason is what the escalation of an issue halted by a

@@ -147,17 +147,17 @@ func TestBudgetNextLoop(t *testing.T) {
 func TestNoProgressAndCascadeVerdicts(t *testing.T) {
 	cfg := testConfig()
 	for stalled, want := range map[int]bool{0: false, 2: false, 3: true, 4: true} {
-		if v := NoProgressVerdict(stalled, nil, cfg); v.Stop != want || v.Rule != CodeNoProgress {
+		if v := NoProgressVerdict(stalled, nil, cfg, ""); v.Stop != want || v.Rule != CodeNoProgress {
 			t.Errorf("no progress %d: stop %v, want %v", stalled, v.Stop, want)
 		}
 	}
 	// [stall] loops is the older name of [progress] loops, which wins.
 	cfg.Stall.Loops = 5
-	if v := NoProgressVerdict(4, nil, cfg); v.Stop {
+	if v := NoProgressVerdict(4, nil, cfg, ""); v.Stop {
 		t.Errorf("[stall] loops = 5: stopped after 4")
 	}
 	cfg.Progress.Loops = 2
-	if v := NoProgressVerdict(2, nil, cfg); !v.Stop {
+	if v := NoProgressVerdict(2, nil, cfg, ""); !v.Stop {
 		t.Errorf("[progress] loops = 2: not stopped after 2")
 	}
 	tests := []struct {
@@ -295,4 +295,52 @@ func decideFail(t *testing.T, id string, rows []string, f Failure, u Usage, want
 		t.Errorf("repeat = %d, want %d", d.RepeatCount, repeat)
 	}
 	return q, d
+}
+
+// Every daily budget the gate applies is a figure of Budgets, which status,
+// explain, metrics, report and fleet show: the same codes, and a budget is
+// spent exactly when its rule stops a loop, on both sides of each limit.
+func TestBudgetsAreTheGatesFigures(t *testing.T) {
+	filed := func(n int) []time.Time {
+		var ts []time.Time
+		for i := range n {
+			ts = append(ts, testNow.Add(-time.Duration(i+1)*time.Minute))
+		}
+		return ts
+	}
+	for _, n := range []int{49, 50} {
+		cfg := testConfig()
+		cfg.Budget.CostPerDay, cfg.Budget.TokensPerDay = 200, 1000
+		// 196 or 200 executions of 144s, cost 1 and 5 tokens each; 29 or
+		// 30 auto-retry loops; 49 or 50 issues filed.
+		u := usageOf(n*4, 144*time.Second, 1, n*3/5)
+		u.Filed = filed(n)
+		for i := range u.Execs {
+			u.Execs[i].Tokens = 5
+		}
+		q, st := parse(t, issueMD("ISSUE-20261122-001", "Auto-Retry=true"), stateMD(0, true))
+		in := Inputs{Queue: q, State: st, Usage: u, Config: cfg, Now: testNow}
+		all, _ := Gate(in, KindAutoRetry)
+		rules := map[Code]Verdict{}
+		for _, v := range all {
+			rules[v.Rule] = v
+		}
+		bs := Budgets(cfg, u)
+		if len(bs) != 6 {
+			t.Fatalf("Budgets lists %d budgets, want 6: %+v", len(bs), bs)
+		}
+		for _, b := range bs {
+			v, ok := rules[b.Code]
+			if !ok {
+				t.Errorf("budget %s (%s) is no rule of the gate", b.Key, b.Code)
+				continue
+			}
+			if v.Stop != b.Spent || (b.Spent && !v.Until.Equal(b.NextAt)) {
+				t.Errorf("%d: %s spent %v (next %v), its rule stops %v (until %v)", n, b.Code, b.Spent, b.NextAt, v.Stop, v.Until)
+			}
+			if want := n == 50; b.Spent != want {
+				t.Errorf("%d: %s spent %v (used %v of %v), want %v", n, b.Code, b.Spent, b.Used, b.Limit, want)
+			}
+		}
+	}
 }

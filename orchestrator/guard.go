@@ -464,12 +464,3 @@ func (o *Orchestrator) guardIssue(old, now *issuequeue.Issue, failRecorded bool,
 	}
 	return edits
 }
-
-// guardStop is the stop of a run whose loop changed protected state.
-func guardStop(loop int, changes []guardChange) *StopError {
-	var what []string
-	for _, c := range changes {
-		what = append(what, c.What)
-	}
-	return stopGuard(loop, what)
-}

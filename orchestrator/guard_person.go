@@ -207,7 +207,7 @@ func (o *Orchestrator) TellRun(c PersonChange, do func() error) error {
 
 func (o *Orchestrator) warnTell(err error) {
 	if o.Stderr != nil {
-		fmt.Fprintf(o.Stderr, "orchestrator: warning: the running 'orchestrator run' did not take this change (%v); if its loop is running, the loop guard will undo the change when the loop ends\n", err)
+		fmt.Fprintf(o.Stderr, "orchestrator: warning: the running '%s run' did not take this change (%v); if its loop is running, the loop guard will undo the change when the loop ends\n", o.invocation(), err)
 	}
 }
 

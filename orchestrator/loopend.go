@@ -9,7 +9,7 @@ import (
 )
 
 // How the runner closes a loop: its history row and counter, and the
-// loops that end the run (aborted, or failed in a way retrying cannot fix).
+// escalation of its issues when it failed in a way retrying cannot fix.
 
 // recordLoop writes a loop's history row and the Run section's counter.
 func (r *Runner) recordLoop(rep *RunReport, lr LoopRecord) error {
@@ -38,33 +38,12 @@ func (r *Runner) recordLoop(rep *RunReport, lr LoopRecord) error {
 	return nil
 }
 
-// abortLoop handles a loop stopped by abort or a signal: issues in progress
-// go back to pending and the state is written.
-func (r *Runner) abortLoop(rep *RunReport, lr LoopRecord) error {
-	if _, _, err := r.settle(context.Background()); err != nil {
-		return err
-	}
-	if err := r.recordLoop(rep, lr); err != nil {
-		return err
-	}
-	return stopAbortedDuring(lr.Loop)
-}
-
-// abortedAfter stops a run aborted between loops: issues the check had
-// claimed for the next loop go back to pending, as after an aborted loop.
-func (r *Runner) abortedAfter(loop int) error {
-	if _, _, err := r.settle(context.Background()); err != nil {
-		return err
-	}
-	return stopAbortedAfter(loop)
-}
-
-// permanentStop handles a loop that failed with a permanent error: the run
-// stops and the retried issues are escalated.
-func (r *Runner) permanentStop(rep *RunReport, lr LoopRecord, retried []string, res loopResult) error {
+// escalatePermanent escalates the issues in progress of a loop that failed
+// with a permanent error: retrying cannot fix it. pattern is what in its
+// output said so.
+func (r *Runner) escalatePermanent(rep *RunReport, lr *LoopRecord, pattern string) error {
 	o := r.O
-	_, pattern := classify(o.Config, res.Result)
-	err := o.store().Update(context.Background(), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+	return o.store().Update(context.Background(), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
 		var edits []issuequeue.Edit
 		var esc []*issuequeue.Issue
 		for _, is := range q.Issues {
@@ -79,7 +58,7 @@ func (r *Runner) permanentStop(rep *RunReport, lr LoopRecord, retried []string, 
 				r.stats.touch(is.ID, is.Summary())
 				r.stats.escalated[is.ID] = true
 				lr.Escalated = append(lr.Escalated, is.ID)
-				if err := o.log().Record(Event{Time: r.now(), Event: EvEscalated, IssueID: is.ID, RunID: rep.RunID, Reason: "permanent_error", Code: CodePermanentError,
+				if err := o.log().Record(Event{Time: r.now(), Event: EvEscalated, IssueID: is.ID, RunID: rep.RunID, Reason: string(CodePermanentError), Code: CodePermanentError,
 					Error: pattern}); err != nil {
 					return err
 				}
@@ -91,11 +70,4 @@ func (r *Runner) permanentStop(rep *RunReport, lr LoopRecord, retried []string, 
 			return nil
 		}}, nil
 	})
-	if err != nil {
-		return err
-	}
-	if err := r.recordLoop(rep, lr); err != nil {
-		return err
-	}
-	return stopPermanent(pattern)
 }

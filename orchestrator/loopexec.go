@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/autoretry/orchestrator/internal/config"
 	"github.com/autoretry/orchestrator/internal/lazyre"
 	"github.com/autoretry/orchestrator/internal/procgroup"
 	"github.com/autoretry/orchestrator/issuequeue"
@@ -24,10 +25,10 @@ type loopResult struct {
 }
 
 // runLoop executes the loop command, re-executing it after transient
-// failures with backoff (not counted against issues or the cap). A rule
-// that stops the run in the middle of a loop (a rate-limit window, a
-// budget spent by the re-runs) comes back as stop.
-func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind string, retried []string, q *issuequeue.Queue) (lr loopResult, result string, transient int, stop *StopError, err error) {
+// failures with backoff (not counted against issues or the cap), as
+// DecideExec says. A rule that cuts the loop short (a rate-limit window, a
+// budget spent by the re-runs) comes back as cut.
+func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind string, retried []string, q *issuequeue.Queue) (lr loopResult, result string, transient int, cut *Cut, err error) {
 	o := r.O
 	cfg := o.Config
 	absDir, err := filepath.Abs(o.Dir)
@@ -88,7 +89,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 			if v, err := r.gate(loop - 1); err != nil {
 				return lr, "", transient, nil, err
 			} else if v != nil {
-				return lr, "", transient, StopFor(v), nil
+				return lr, "", transient, &Cut{Rule: v}, nil
 			}
 		}
 		r.progress("loop %d (%s) starting: %s", loop, kind, cfg.Loop.Command)
@@ -122,73 +123,57 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 			r.progress("loop %d: %s", loop, cause)
 		}
 		af := agentFailureOf(arep, res.ExitCode)
-		switch {
-		case res.Canceled || ctx.Err() != nil:
+		x := ExecFacts{Try: try, Aborted: res.Canceled || ctx.Err() != nil, TimedOut: res.TimedOut, ExitCode: res.ExitCode,
+			Agent: af.class != "", AgentState: af.state(), Until: af.until, Now: r.now(), Jitter: r.rand()}
+		x.Class, x.What = classOf(cfg, res, af)
+		x.Hint, x.HasHint = RetryHint(res.Tail, x.Now)
+		step := DecideExec(x, cfg)
+		r.tellExec(loop, x, step)
+		if step.Result != "" || step.Cut != nil {
+			return lr, step.Result, transient, step.Cut, nil
+		}
+		transient++
+		if err := o.log().Record(Event{Time: r.now(), Event: EvTransient, RunID: runID, Loop: loop, Attempt: try,
+			Reason: x.What, DurationMS: step.Wait.Milliseconds()}); err != nil {
+			return lr, "", transient, nil, err
+		}
+		if err := r.sleepWatching(ctx, step.Wait); err != nil {
+			if errors.Is(err, errSentinel) {
+				return lr, "", transient, &Cut{Sentinel: true}, nil
+			}
 			return lr, ResultAborted, transient, nil, nil
-		case res.TimedOut:
-			r.progress("loop %d timed out after %s", loop, cfg.Loop.Timeout)
-			return lr, ResultTimeout, transient, nil, nil
-		case res.ExitCode == 0 && af.class == "":
-			return lr, ResultOK, transient, nil, nil
 		}
-		class, pattern := af.class, af.what
-		if c, p := classify(cfg, res); class == "" {
-			class, pattern = c, p
-		} else if p != "" && af.until.IsZero() && (c == class || class == classAuth && c == ResultPermanent) {
-			pattern = p // named as the configuration names it; a reset is named in the agent's words
-		}
-		switch class {
-		case classAuth:
-			r.progress("loop %d: the agent's provider refused its credentials", loop)
-			return lr, "", transient, stopAgentAuth(pattern), nil
-		case ResultPermanent:
-			r.progress("loop %d failed with a permanent error (%s)", loop, pattern)
-			return lr, ResultPermanent, transient, nil, nil
-		case classTransient, classRateLimit:
-			limit := cfg.Backoff.Attempts
-			if class == classRateLimit {
-				limit = cfg.Backoff.RateLimitAttempts
-			}
-			d := backoffDelay(cfg.Backoff, try, r.rand())
-			if !af.until.IsZero() {
-				// The agent said when its limit lifts: a window until then,
-				// or a wait as short.
-				hint := af.until.Sub(r.now())
-				if hint > cfg.Backoff.MaxWait {
-					return lr, "", transient, stopRateLimited(af.until, r.now(), pattern), nil
-				}
-				d = max(d, hint)
-			} else if hint, ok := RetryHint(res.Tail, r.now()); ok {
-				if class == classRateLimit && hint > cfg.Backoff.MaxWait {
-					return lr, "", transient, stopRateLimited(r.now().Add(hint), r.now(), pattern), nil
-				}
-				d = max(d, hint)
-			}
-			if try >= limit && af.class != "" {
-				// Still the machine's failure after every try: the issues
-				// are not charged with it; no loop for a while.
-				r.progress("loop %d: the agent's provider was still %s after %d tries", loop, af.state(), try)
-				return lr, "", transient, stopAgentUnavailable(af.state(), try, r.now().Add(cfg.Backoff.MaxWait), r.now()), nil
-			}
-			if try >= limit {
-				r.progress("loop %d: transient failure (%s) persisted after %d tries", loop, pattern, try)
-				return lr, ResultFailed, transient, nil, nil
-			}
-			transient++
-			r.progress("loop %d: transient failure (%s); running it again in %s (try %d of %d)", loop, pattern, d.Round(time.Millisecond), try+1, limit)
-			if err := o.log().Record(Event{Time: r.now(), Event: EvTransient, RunID: runID, Loop: loop, Attempt: try,
-				Reason: pattern, DurationMS: d.Milliseconds()}); err != nil {
-				return lr, "", transient, nil, err
-			}
-			if err := r.sleepWatching(ctx, d); err != nil {
-				if errors.Is(err, errSentinel) {
-					return lr, "", transient, stopSentinel(o.paths().Sentinel()), nil
-				}
-				return lr, ResultAborted, transient, nil, nil
-			}
-			continue
-		}
-		return lr, ResultFailed, transient, nil, nil
+	}
+}
+
+// classOf is the class of a failed execution and what said so: the agent's
+// own report first, then the [classify] patterns.
+func classOf(cfg *config.Config, res procgroup.Result, af agentFailure) (class, what string) {
+	class, what = af.class, af.what
+	if c, p := classify(cfg, res); class == "" {
+		class, what = c, p
+	} else if p != "" && af.until.IsZero() && (c == class || class == classAuth && c == ResultPermanent) {
+		what = p // named as the configuration names it; a reset is named in the agent's words
+	}
+	return class, what
+}
+
+// tellExec says on stderr how an execution ended, when it failed.
+func (r *Runner) tellExec(loop int, x ExecFacts, step ExecStep) {
+	c := step.Cut
+	switch {
+	case step.Result == ResultTimeout:
+		r.progress("loop %d timed out after %s", loop, r.O.Config.Loop.Timeout)
+	case step.Result == ResultPermanent:
+		r.progress("loop %d failed with a permanent error (%s)", loop, x.What)
+	case step.Result == ResultFailed && step.Limit > 0:
+		r.progress("loop %d: transient failure (%s) persisted after %d tries", loop, x.What, x.Try)
+	case c != nil && c.Auth:
+		r.progress("loop %d: the agent's provider refused its credentials", loop)
+	case c != nil && c.Unavailable != "":
+		r.progress("loop %d: the agent's provider was still %s after %d tries", loop, c.Unavailable, c.Tries)
+	case step.Result == "" && c == nil:
+		r.progress("loop %d: transient failure (%s); running it again in %s (try %d of %d)", loop, x.What, step.Wait.Round(time.Millisecond), x.Try+1, step.Limit)
 	}
 }
 

@@ -143,8 +143,8 @@ func (o *Orchestrator) runNotify(ctx context.Context, command string, ev Event) 
 	cmd.Dir = filepath.Dir(abs)
 	cmd.Stdin = strings.NewReader(string(b) + "\n")
 	reason := ev.Reason
-	if ev.Event == EvEscalated && ev.Error != "" {
-		reason += ": " + ev.Error
+	if ev.Error != "" {
+		reason += ": " + ev.Error // the code, then the reason in words
 	}
 	cmd.Env = append(os.Environ(),
 		"ORCHESTRATOR_DIR="+abs,

@@ -252,8 +252,8 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 		events := []Event{{Time: now, Event: EvAttempt, IssueID: id, RunID: st.RunID, Attempt: d.Attempt, Status: "failed",
 			FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error, Silent: src.Silent, Check: src.Check}}
 		if d.Halted {
-			events = append(events, Event{Time: now, Event: EvEscalated, IssueID: id, RunID: st.RunID, Reason: "same_failure_repeated",
-				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because})
+			events = append(events, Event{Time: now, Event: EvEscalated, IssueID: id, RunID: st.RunID, Reason: string(d.Code),
+				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because, Silent: src.Silent})
 		}
 		lines, err := o.log().Lines(events...)
 		if err != nil {

@@ -74,6 +74,6 @@ func LastProgress(dir string, cfg *config.Config) (*ProgressReport, error) {
 	if last.Facts != nil && last.Progress == ProgressCycled {
 		cycled = last.Facts.CycledTo
 	}
-	rep.Rules = []Verdict{CycleVerdict(last.Loop, cycled, cfg), NoChangeVerdict(t.idle, cfg), NoProgressVerdict(t.noProgress, nil, cfg)}
+	rep.Rules = []Verdict{CycleVerdict(last.Loop, cycled, cfg, ""), NoChangeVerdict(t.idle, cfg, ""), NoProgressVerdict(t.noProgress, nil, cfg, "")}
 	return rep, nil
 }

@@ -117,11 +117,10 @@ func (r *Runner) haltForProgress(rep *RunReport, lr *LoopRecord, retried []strin
 			if is == nil || is.Halted || is.Status == issuequeue.StatusResolved || is.Status == issuequeue.StatusSkipped {
 				continue
 			}
-			edits = append(edits, issuequeue.SetField(id, issuequeue.FieldHalted, "true"),
-				issuequeue.SetField(id, issuequeue.FieldStatus, issuequeue.StatusEscalated))
+			edits = append(edits, haltEdits(id)...)
 			halted = append(halted, is)
 			evs = append(evs,
-				Event{Time: now, Event: EvHalted, IssueID: id, RunID: rep.RunID, Loop: lr.Loop, Code: v.Rule, Reason: v.Reason},
+				Event{Time: now, Event: EvHalted, IssueID: id, RunID: rep.RunID, Loop: lr.Loop, Code: v.Rule, Reason: string(v.Rule), Error: v.Reason},
 				Event{Time: now, Event: EvEscalated, IssueID: id, RunID: rep.RunID, Reason: string(v.Rule), Code: v.Rule, Error: v.Reason})
 		}
 		lines, err := o.log().Lines(evs...)

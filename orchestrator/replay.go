@@ -112,10 +112,10 @@ func replayRunDecision(run *replayRun, cfg *config.Config) ReplayDifference {
 		if p.Kind != KindAutoRetry {
 			return "", false
 		}
-		if v := ProgressHalt(p, t.idle, cfg); v != nil {
+		if v := ProgressHalt(p, t.idle, cfg, ""); v != nil {
 			return v.Rule, true
 		}
-		if v := NoProgressVerdict(t.noProgress, nil, cfg); v.Stop {
+		if v := NoProgressVerdict(t.noProgress, nil, cfg, ""); v.Stop {
 			return v.Rule, true
 		}
 		return "", false

@@ -174,7 +174,7 @@ func (r *Runner) Run(ctx context.Context) (RunReport, error) {
 	if _, v := Gate(in, KindRegular); v != nil {
 		se := StopFor(v)
 		rep.Outcome, rep.Code, rep.Reason, rep.Hint = "stopped", se.Code, se.Reason, se.Hint
-		if err := o.log().Record(Event{Time: start, Event: EvStopped, RunID: rep.RunID, Code: se.Code, Reason: se.Reason, Until: se.Until}); err != nil {
+		if err := o.log().Record(se.Event(start, rep.RunID)); err != nil {
 			return rep, err
 		}
 		return rep, se
@@ -225,14 +225,17 @@ func (r *Runner) Run(ctx context.Context) (RunReport, error) {
 	}
 	rep.Outcome = outcome
 	finish := r.now()
+	fin := Event{Time: finish, Event: EvRunFinished, RunID: rep.RunID, Status: outcome, Reason: rep.Reason, Code: rep.Code, Loop: rep.Loops, DurationMS: rep.WallMS}
+	if se != nil {
+		fin.Reason, fin.Error = string(se.Code), se.Reason
+	}
 	werr := o.store().Update(context.WithoutCancel(ctx), func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
 		return issuequeue.Change{State: []issuequeue.Edit{
 			issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateFinishedAt, issuequeue.FormatTime(finish)),
 			issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateLoops, strconv.Itoa(rep.Loops)),
 			issuequeue.SetField(issuequeue.SectionRun, issuequeue.StateOutcome, outcome),
 		}, After: func() error {
-			return o.log().Record(Event{Time: finish, Event: EvRunFinished, RunID: rep.RunID, Status: outcome, Reason: rep.Reason,
-				Code: rep.Code, Loop: rep.Loops, DurationMS: rep.WallMS})
+			return o.log().Record(fin)
 		}}, nil
 	})
 	if serr := r.printSummary(rep, finish.Sub(start)); serr != nil && werr == nil {
@@ -265,221 +268,242 @@ func (r *Runner) CheckCommand() error {
 	return CheckLoopCommand(r.O.Config.Loop.Command, filepath.Dir(abs), getenv)
 }
 
-// loops runs the regular loop and the auto-retry loops.
+// loops runs the regular loop and the auto-retry loops: each loop is run,
+// what happened gathered as facts, and the governor (AfterLoop) says what
+// comes next; the runner carries it out.
 func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error {
-	o := r.O
-	cfg := o.Config
 	kind := KindRegular
 	var retried []string
 	var cascade []int
 	for loop := 1; ; loop++ {
-		if loop > 1 && r.sentinel.Load() {
-			return stopSentinel(r.O.paths().Sentinel())
-		}
-		if loop > 1 && ctx.Err() != nil {
-			return r.abortedAfter(loop - 1)
-		}
-		if loop > 1 {
-			// The shared budget may have been spent by other projects
-			// since the check: the claimed issues are given back.
-			if se, err := r.sharedStop(kind); err != nil {
-				return err
-			} else if se != nil {
-				if err := r.release(retried); err != nil {
-					return err
-				}
-				return se
-			}
-		}
 		rep.Loops = loop
-		before, _, err := o.paths().Load()
+		lp, err := r.runOne(ctx, rep, loop, kind, retried)
 		if err != nil {
 			return err
 		}
-		// The workspace's state is recorded outside the loop and before
-		// the guard's snapshot: its own files are not the loop's doing.
-		// The issues a run retries failed as the files are when a loop
-		// starts: the regular loop's (it has no verification of its own
-		// to say so) and every auto-retry loop's.
-		wsBefore, wsRecorded := r.recordState(ctx)
-		if wsRecorded {
-			r.prog.failed(wsBefore.Hex, loop)
-		}
-		r.beginGuard(rep.RunID, loop)
-		snap, err := o.snapshot()
-		if err != nil {
-			return err
-		}
-		snap.person = r.person
-		loopStart := r.now()
-		res, result, transient, stop, err := r.runLoop(ctx, rep.RunID, loop, kind, retried, before)
-		err = errors.Join(err, o.shareExecs(rep.RunID, loop, loopStart))
-		if err != nil {
-			return err
-		}
-		r.noteLoop(loop, res, result)
-		lr := LoopRecord{RunID: rep.RunID, Loop: loop, Kind: kind, Started: res.started, Finished: r.now(), ExitCode: res.ExitCode,
-			Result: result, TransientRetries: transient, Issues: retried}
-		changes, err := o.guardAfter(snap, rep.RunID, loop)
-		if err != nil {
-			return err
-		}
-		for _, c := range changes {
-			r.progress("guard: %s", c.What)
-		}
-		if changes = stops(changes); len(changes) > 0 {
-			// Nothing the loop claims is believed: no verification, its
-			// issues go back to pending, the run stops.
-			if _, _, err := r.settle(ctx); err != nil {
+		v := r.decide(ctx, &lp.f)
+		if v.Next == NextVerify {
+			if err := r.verifyLoop(ctx, rep, lp, retried, halfOpen, &cascade); err != nil {
 				return err
 			}
-			if err := r.recordLoop(rep, lr); err != nil {
-				return err
-			}
-			return guardStop(loop, changes)
+			halfOpen = false
+			v = r.decide(ctx, &lp.f)
 		}
-		if stop != nil {
-			// The loop was cut short by a rule (a rate-limit window, a
-			// spent budget): its issues' attempt did not happen.
-			if stop.Code == CodeRateLimited {
-				if err := r.openRateLimitWindow(rep.RunID, stop); err != nil {
-					return err
-				}
-			}
-			if err := r.release(retried); err != nil {
-				return err
-			}
-			lr.Result = ResultFailed
-			if stop.Code == CodePermanentError {
-				lr.Result = ResultPermanent // the agent's credentials were refused
-			}
-			if err := r.recordLoop(rep, lr); err != nil {
-				return err
-			}
-			return stop
-		}
-		if result == ResultAborted {
-			return r.abortLoop(rep, lr)
-		}
-		if result == ResultPermanent {
-			return r.permanentStop(rep, lr, retried, res)
-		}
-		// After the loop and before its verification, which may write
-		// files of its own (caches, reports).
-		var wsAfter workspace.State
-		if wsRecorded {
-			wsAfter, wsRecorded = r.recordState(ctx)
-		}
-
-		vr, err := r.verify(ctx, rep, retried)
-		if errors.Is(err, errAborted) {
-			lr.Result = ResultAborted
-			return r.abortLoop(rep, lr)
-		}
-		if err != nil {
-			if _, _, serr := r.settle(ctx); serr != nil {
-				return errors.Join(err, serr)
-			}
+		if err := r.carryOut(ctx, rep, lp, retried, v); err != nil {
 			return err
 		}
-		lr.Resolved, lr.Failed, lr.Halted = vr.resolved, vr.failed, vr.halted
-		rep.Resolved = append(rep.Resolved, vr.resolved...)
-		rep.Halted = append(rep.Halted, vr.halted...)
-
-		after, st, err := r.settle(ctx)
+		if err := r.recordLoop(rep, lp.lr); err != nil {
+			return err
+		}
+		if v.Next == NextEnd {
+			return stopped(v)
+		}
+		d, err := r.endOfLoopCheck(ctx, rep, &lp.f)
 		if err != nil {
 			return err
 		}
-		lr.TotalAutoRetries = st.TotalAutoRetries
-
-		breaker, berr := r.breakerAfter(ctx, result != ResultOK, halfOpen)
-		lr.Breaker = breaker
-		halfOpen = false
-
-		p, wc := r.judgeLoop(ctx, rep.RunID, loop, kind, before, wsBefore, wsAfter, wsRecorded, vr)
-		lr.Progress, lr.Workspace, lr.Facts = p.Verdict, wc, &p
-		var halt *Verdict
-		if kind == KindAutoRetry {
-			if halt = ProgressHalt(p, r.prog.idle, cfg); halt != nil {
-				if err := r.haltForProgress(rep, &lr, retried, halt); err != nil {
-					return err
-				}
-			}
-			cascade = append(cascade, newFailures(before, after, retried))
-		}
-		if err := r.recordLoop(rep, lr); err != nil {
+		v = r.decide(ctx, &lp.f)
+		if err := r.carryOut(ctx, rep, nil, ids(d.Triggered), v); err != nil {
 			return err
 		}
-		if berr != nil {
-			return berr
+		if v.Next == NextEnd {
+			return stopped(v)
 		}
-		if se, err := o.filingStop(); err != nil {
-			return err
-		} else if se != nil {
-			return se
-		}
-		if kind == KindAutoRetry {
-			// A halt by a progress rule is the loop's verdict: the check
-			// ends the run with its code when nothing is left to retry.
-			if v := NoProgressVerdict(r.prog.noProgress, vr.halted, cfg); v.Stop && halt == nil {
-				return StopFor(&v)
-			}
-			if v := CascadeVerdict(cascade, cfg); v.Stop {
-				return StopFor(&v)
-			}
-		}
-		if r.sentinel.Load() {
-			return stopSentinel(r.O.paths().Sentinel())
-		}
-		// Aborted (abort, SIGTERM) after the loop ended: its verdicts are
-		// recorded; nothing is claimed for a loop that will not run.
-		if ctx.Err() != nil {
-			return r.abortedAfter(loop)
-		}
-
-		cr, err := o.check(context.WithoutCancel(ctx), runCheck{run: true, loops: loop})
-		if err != nil {
-			return err
-		}
-		for _, id := range append(append([]string(nil), cr.Exhausted...), cr.Halted...) {
-			rep.Escal = append(rep.Escal, id)
-			r.stats.escalated[id] = true
-		}
-		for _, iv := range cr.Issues {
-			if iv.Code != "" {
-				r.stats.haltCode[iv.ID] = iv.Code
-			}
-		}
-		d := cr.Decision
-		switch d.Outcome {
-		case CheckNothing:
-			if d.Stop != nil && len(d.WouldQualify) > 0 {
-				return StopFor(d.Stop) // a pause or a rate-limit window: nothing is wrong
-			}
-			if gaveUp := append(append([]string(nil), rep.Halted...), rep.Escal...); len(gaveUp) > 0 {
-				// Nothing left to retry, but the run gave up on something: a
-				// cron mail must say so.
-				return stopGaveUp(r.stats.haltCode[gaveUp[0]], gaveUp)
-			}
-			if result == ResultFailed || result == ResultTimeout {
-				// The run is over and its last loop's command failed: an
-				// agent that crashes every time must not look fine to cron.
-				how := fmt.Sprintf("exited with status %d", res.ExitCode)
-				if result == ResultTimeout {
-					how = "timed out after " + cfg.Loop.Timeout.String()
-				}
-				return stopLoopFailed(loop, how, o.paths().LoopLogs(), cfg.CircuitBreaker.Threshold)
-			}
-			return nil
-		case CheckHuman:
-			return StopFor(d.Stop)
-		}
-		kind, retried = KindAutoRetry, cr.Triggered
+		kind, retried = KindAutoRetry, ids(d.Triggered)
 		for _, is := range d.Triggered {
 			r.stats.touch(is.ID, is.Summary())
 			r.stats.retried[is.ID] = true
 		}
 	}
+}
+
+// stopped is the end of a run a verdict ended: its stop, or nil.
+func stopped(v LoopStep) error {
+	if v.Stop != nil {
+		return v.Stop
+	}
+	return nil
+}
+
+// loopRun is one loop of a run as the runner carries it: the facts the
+// governor decides on, the loop's record, and what its verification and
+// judgement need.
+type loopRun struct {
+	f        LoopFacts
+	lr       LoopRecord
+	res      loopResult
+	before   *issuequeue.Queue // as the loop found it
+	ws       workspace.State   // the workspace as the loop found it
+	recorded bool              // ws was recorded
+}
+
+// decide asks the governor what comes after the loop, with the facts read
+// at every step brought up to date.
+func (r *Runner) decide(ctx context.Context, f *LoopFacts) LoopStep {
+	f.Now, f.Sentinel, f.Aborted = r.now(), r.sentinel.Load(), ctx.Err() != nil
+	return AfterLoop(*f)
+}
+
+// runOne executes loop number loop and gathers how it ended, up to the loop
+// guard's verdict.
+func (r *Runner) runOne(ctx context.Context, rep *RunReport, loop int, kind string, retried []string) (*loopRun, error) {
+	o := r.O
+	lp := &loopRun{f: LoopFacts{Config: o.Config, Invocation: o.invocation(), Dir: o.Dir, Loop: loop, Kind: kind}}
+	var err error
+	if lp.before, _, err = o.paths().Load(); err != nil {
+		return nil, err
+	}
+	// The workspace's state is recorded outside the loop and before the
+	// guard's snapshot: its own files are not the loop's doing. The
+	// issues a run retries failed as the files are when a loop starts:
+	// the regular loop's (it has no verification of its own to say so)
+	// and every auto-retry loop's.
+	if lp.ws, lp.recorded = r.recordState(ctx); lp.recorded {
+		r.prog.failed(lp.ws.Hex, loop)
+	}
+	r.beginGuard(rep.RunID, loop)
+	snap, err := o.snapshot()
+	if err != nil {
+		return nil, err
+	}
+	snap.person = r.person
+	loopStart := r.now()
+	res, result, transient, cut, err := r.runLoop(ctx, rep.RunID, loop, kind, retried, lp.before)
+	if err = errors.Join(err, o.shareExecs(rep.RunID, loop, loopStart)); err != nil {
+		return nil, err
+	}
+	r.noteLoop(loop, res, result)
+	lp.res = res
+	lp.lr = LoopRecord{RunID: rep.RunID, Loop: loop, Kind: kind, Started: res.started, Finished: r.now(), ExitCode: res.ExitCode,
+		Result: result, TransientRetries: transient, Issues: retried}
+	changes, err := o.guardAfter(snap, rep.RunID, loop)
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range changes {
+		r.progress("guard: %s", c.What)
+	}
+	for _, c := range stops(changes) {
+		lp.f.Guard = append(lp.f.Guard, c.What)
+	}
+	lp.f.Result, lp.f.ExitCode, lp.f.Cut = result, res.ExitCode, cut
+	if result == ResultPermanent {
+		_, lp.f.Pattern = classify(o.Config, res.Result)
+	}
+	return lp, nil
+}
+
+// verifyLoop runs the verification of a loop's issues and gathers what
+// follows from it: the circuit breaker, the loop's progress, the new
+// failures of the run's auto-retry loops (cascade).
+func (r *Runner) verifyLoop(ctx context.Context, rep *RunReport, lp *loopRun, retried []string, halfOpen bool, cascade *[]int) error {
+	o, f := r.O, &lp.f
+	// After the loop and before its verification, which may write files
+	// of its own (caches, reports).
+	var wsAfter workspace.State
+	recorded := lp.recorded
+	if recorded {
+		wsAfter, recorded = r.recordState(ctx)
+	}
+	vr, err := r.verify(ctx, rep, retried)
+	if errors.Is(err, errAborted) {
+		f.VerifyAborted = true
+		return nil
+	}
+	if err != nil {
+		if _, _, serr := r.settle(ctx); serr != nil {
+			return errors.Join(err, serr)
+		}
+		return err
+	}
+	lp.lr.Resolved, lp.lr.Failed, lp.lr.Halted = vr.resolved, vr.failed, vr.halted
+	rep.Resolved = append(rep.Resolved, vr.resolved...)
+	rep.Halted = append(rep.Halted, vr.halted...)
+	after, st, err := r.settle(ctx)
+	if err != nil {
+		return err
+	}
+	lp.lr.TotalAutoRetries = st.TotalAutoRetries
+	if f.Breaker, err = r.breakerAfter(ctx, f.Result != ResultOK, halfOpen); err != nil {
+		return err
+	}
+	lp.lr.Breaker = f.Breaker.State
+	p, wc := r.judgeLoop(ctx, rep.RunID, f.Loop, f.Kind, lp.before, lp.ws, wsAfter, recorded, vr)
+	lp.lr.Progress, lp.lr.Workspace, lp.lr.Facts = p.Verdict, wc, &p
+	f.Verified, f.Halted, f.Progress, f.Idle, f.NoProgress = true, vr.halted, p, r.prog.idle, r.prog.noProgress
+	if f.Kind == KindAutoRetry {
+		*cascade = append(*cascade, newFailures(lp.before, after, retried))
+		f.Cascade = *cascade
+	}
+	if o.Config.Budget.IssuesFiledPerDay > 0 {
+		u, err := ReadUsage(o.Dir, r.now())
+		if err != nil {
+			return fmt.Errorf("reading the event log: %w", err)
+		}
+		f.Usage = &u
+	}
+	return nil
+}
+
+// endOfLoopCheck runs the end-of-loop check and adds what it decided to
+// the facts: its decision, the issues the run gave up on, and the shared
+// budget when it claimed a loop.
+func (r *Runner) endOfLoopCheck(ctx context.Context, rep *RunReport, f *LoopFacts) (Decision, error) {
+	o := r.O
+	cr, err := o.check(context.WithoutCancel(ctx), runCheck{run: true, loops: f.Loop})
+	if err != nil {
+		return Decision{}, err
+	}
+	for _, id := range append(append([]string(nil), cr.Exhausted...), cr.Halted...) {
+		rep.Escal = append(rep.Escal, id)
+		r.stats.escalated[id] = true
+	}
+	for _, iv := range cr.Issues {
+		if iv.Code != "" {
+			r.stats.haltCode[iv.ID] = iv.Code
+		}
+	}
+	f.Check = &cr.Decision
+	if f.GaveUp = append(append([]string(nil), rep.Halted...), rep.Escal...); len(f.GaveUp) > 0 {
+		f.GaveUpCode = r.stats.haltCode[f.GaveUp[0]]
+	}
+	if cr.Decision.Outcome == CheckRetry {
+		// The shared budget may have been spent by other projects since
+		// the check.
+		if f.Shared, err = o.ReadShared(r.now()); err != nil {
+			return Decision{}, err
+		}
+	}
+	return cr.Decision, nil
+}
+
+// carryOut carries out a verdict: a progress halt, a rate-limit window,
+// and what becomes of the issues of the loop lp (nil: between loops) or
+// claimed for the next one (retried).
+func (r *Runner) carryOut(ctx context.Context, rep *RunReport, lp *loopRun, retried []string, v LoopStep) error {
+	if v.Halt != nil {
+		if err := r.haltForProgress(rep, &lp.lr, retried, v.Halt); err != nil {
+			return err
+		}
+	}
+	if v.Window {
+		if err := r.openRateLimitWindow(rep.RunID, v.Stop); err != nil {
+			return err
+		}
+	}
+	if lp != nil && v.Result != "" {
+		lp.lr.Result = v.Result
+	}
+	switch v.Settle {
+	case SettlePending:
+		_, _, err := r.settle(ctx)
+		return err
+	case SettleRelease:
+		return r.release(retried)
+	case SettleEscalate:
+		return r.escalatePermanent(rep, &lp.lr, lp.f.Pattern)
+	}
+	return nil
 }
 
 // release gives back the attempt a loop cut short by a rule did not make:

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/issuequeue"
 )
 
 // Usage is what the event log says about the last 24 hours: the facts the
@@ -45,6 +46,9 @@ type Attempt struct {
 	At        time.Time
 	IssueID   string
 	Signature string
+	// Silent marks a failure whose command printed nothing, and a halt on
+	// one: it never counts across issues.
+	Silent bool
 }
 
 func (u Usage) execTimes() []time.Time {
@@ -98,7 +102,7 @@ func (u Usage) nextSum(f func(Exec) float64, limit float64) time.Time {
 func (u Usage) failuresElsewhere(f Failure, id string) int {
 	n := 0
 	for _, a := range u.Attempts {
-		if a.IssueID != id && sameFailure(a.Signature, f) {
+		if a.IssueID != id && !a.Silent && sameFailure(a.Signature, f) {
 			n++
 		}
 	}
@@ -109,11 +113,24 @@ func (u Usage) failuresElsewhere(f Failure, id string) int {
 // failure as f in the window.
 func (u Usage) haltedElsewhere(f Failure, id string) (string, bool) {
 	for _, h := range u.Halts {
-		if h.IssueID != id && sameFailure(h.Signature, f) {
+		if h.IssueID != id && !h.Silent && sameFailure(h.Signature, f) {
 			return h.IssueID, true
 		}
 	}
 	return "", false
+}
+
+// lastFailure is issue is's last recorded failure, as far as the window
+// tells: its Failure-Signature, silent when its latest failure with that
+// signature in the window printed nothing.
+func (u Usage) lastFailure(is *issuequeue.Issue) Failure {
+	f := Failure{Signature: is.FailureSignature}
+	for _, a := range u.Attempts {
+		if a.IssueID == is.ID && isRecorded(is.FailureSignature, a.Signature) {
+			f.Silent = a.Silent
+		}
+	}
+	return f
 }
 
 // issueSignatures returns the signatures of the failures recorded for id in
@@ -173,7 +190,7 @@ func ReadUsage(dir string, now time.Time) (Usage, error) {
 			u.AutoRetryLoops = append(u.AutoRetryLoops, ev.Time)
 		case EvAttempt:
 			if ev.Signature != "" {
-				u.Attempts = append(u.Attempts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature})
+				u.Attempts = append(u.Attempts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature, Silent: ev.Silent})
 			}
 		case EvUserResponse:
 			if ev.IssueID != "" {
@@ -190,7 +207,7 @@ func ReadUsage(dir string, now time.Time) (Usage, error) {
 			u.Claimed[ev.IssueID] = max(u.Claimed[ev.IssueID], ev.Attempt)
 		case EvEscalated:
 			if ev.Signature != "" { // a halt on a repeated failure
-				u.Halts = append(u.Halts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature})
+				u.Halts = append(u.Halts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature, Silent: ev.Silent})
 			}
 		case EvAdded:
 			if ev.FromLoop {
@@ -199,52 +216,6 @@ func ReadUsage(dir string, now time.Time) (Usage, error) {
 		}
 	}
 	return u, nil
-}
-
-// Budget is one daily budget's state, for status, metrics and reports.
-type Budget struct {
-	Code   Code      `json:"code"`  // the reason code when it is spent
-	Key    string    `json:"key"`   // its [budget] key
-	Used   float64   `json:"used"`  // executions, loops, seconds or cost
-	Limit  float64   `json:"limit"` // 0: off
-	Spent  bool      `json:"spent"`
-	NextAt time.Time `json:"next_loop_at,omitzero"` // when spent: when it frees up
-}
-
-// Budgets returns the daily budgets as the event log's last 24 hours spent
-// them.
-func Budgets(cfg *config.Config, u Usage) []Budget {
-	b := cfg.Budget
-	out := []Budget{
-		{Code: CodeDailyLoops, Key: "loops_per_day", Used: float64(len(u.Execs)), Limit: float64(b.LoopsPerDay)},
-		{Code: CodeDailyAutoRetries, Key: "auto_retry_loops_per_day", Used: float64(len(u.AutoRetryLoops)), Limit: float64(b.AutoRetryLoopsPerDay)},
-		{Code: CodeDailyAgentTime, Key: "agent_time_per_day", Used: u.AgentTime().Seconds(), Limit: b.AgentTimePerDay.Seconds()},
-		{Code: CodeDailyCost, Key: "cost_per_day", Used: u.Cost(), Limit: b.CostPerDay},
-	}
-	if b.TokensPerDay > 0 {
-		// Listed only where it is on: most loops report no tokens.
-		out = append(out, Budget{Code: CodeDailyTokens, Key: "tokens_per_day", Used: float64(u.Tokens()), Limit: float64(b.TokensPerDay)})
-	}
-	for i := range out {
-		x := &out[i]
-		x.Spent = x.Limit > 0 && x.Used >= x.Limit
-		if !x.Spent {
-			continue
-		}
-		switch x.Code {
-		case CodeDailyLoops:
-			x.NextAt = u.nextCount(u.execTimes(), b.LoopsPerDay)
-		case CodeDailyAutoRetries:
-			x.NextAt = u.nextCount(u.AutoRetryLoops, b.AutoRetryLoopsPerDay)
-		case CodeDailyAgentTime:
-			x.NextAt = u.nextSum(func(e Exec) float64 { return float64(e.Duration) }, float64(b.AgentTimePerDay))
-		case CodeDailyCost:
-			x.NextAt = u.nextSum(func(e Exec) float64 { return e.Cost }, b.CostPerDay)
-		case CodeDailyTokens:
-			x.NextAt = u.nextSum(func(e Exec) float64 { return float64(e.Tokens) }, float64(b.TokensPerDay))
-		}
-	}
-	return out
 }
 
 // Tokens are the tokens the agents reported in the window (input plus

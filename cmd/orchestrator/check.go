@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
-	"fmt"
 
 	"github.com/autoretry/orchestrator/orchestrator"
 )
@@ -77,8 +76,7 @@ func runCheck(ctx context.Context, e *env, args []string) error {
 	case d.Outcome == orchestrator.CheckNothing:
 		// A pause or a rate-limit window with work waiting: no loop now,
 		// nothing wrong.
-		fmt.Fprintf(e.stderr, "orchestrator: stopped (%s): %s\nhint: %s\n", d.Stop.Rule, d.Stop.Reason, d.Stop.Hint)
-		return silentExit(exitNothing)
+		return &exitError{code: exitNothing, err: orchestrator.StopFor(d.Stop), hints: []string{d.Stop.Hint}}
 	}
 	return orchestrator.StopFor(d.Stop)
 }

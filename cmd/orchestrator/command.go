@@ -111,7 +111,7 @@ func (e *exitError) Unwrap() error { return e.err }
 // usageErr reports bad usage of a command: exit 2 with a pointer to its help.
 func usageErr(c *command, format string, args ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, args...),
-		hints: []string{"run 'orchestrator help " + c.name + "' for usage"}}
+		hints: []string{"run '" + self + " help " + c.name + "' for usage"}}
 }
 
 // withCode wraps err so that Main exits with code.
@@ -131,6 +131,20 @@ func (s silentExit) Error() string { return fmt.Sprintf("exit status %d", int(s)
 // Main runs the orchestrator command line and returns the process exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) int {
 	return newEnv(stdin, stdout, stderr, getenv).main(args)
+}
+
+// self is the command as a person invoked it, for the commands hints
+// suggest: the name it was run under (argv[0]'s base name), which need not
+// be "orchestrator".
+var self = commandName(os.Args)
+
+// commandName is the name a command line was run under; "orchestrator" if
+// it has none.
+func commandName(args []string) string {
+	if len(args) == 0 || args[0] == "" {
+		return "orchestrator"
+	}
+	return strings.TrimSuffix(filepath.Base(args[0]), ".exe")
 }
 
 // newEnv returns the env of a command line run with these streams and
@@ -159,7 +173,7 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 			fmt.Fprint(e.stdout, topUsage())
 			return nil
 		}
-		return &exitError{code: exitUsage, err: err, hints: []string{"run 'orchestrator help' for usage"}}
+		return &exitError{code: exitUsage, err: err, hints: []string{"run '" + self + " help' for usage"}}
 	}
 	rest := fs.Args()
 	if len(rest) == 0 {
@@ -169,9 +183,9 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 	c, ok := commands[rest[0]]
 	if !ok {
 		err := fmt.Errorf("unknown command %q", rest[0])
-		hint := "run 'orchestrator help' for the list of commands"
+		hint := "run '" + self + " help' for the list of commands"
 		if near := suggest.Nearest(rest[0], commandNames()); near != "" {
-			hint = "did you mean 'orchestrator " + near + "'?"
+			hint = "did you mean '" + self + " " + near + "'?"
 		}
 		return &exitError{code: exitUsage, err: err, hints: []string{hint}}
 	}
@@ -183,7 +197,7 @@ func dispatch(ctx context.Context, e *env, args []string) error {
 		if why := e.inLoop(); why != "" {
 			return &exitError{code: exitUsage,
 				err:   fmt.Errorf("'orchestrator %s' is for people, not for the loop of a run (%s); nothing was changed", c.name, why),
-				hints: []string{"the loop records what it found with 'orchestrator add', 'fail' or 'resolve'; a person answers escalations between runs"}}
+				hints: []string{"the loop records what it found with '" + self + " add', 'fail' or 'resolve'; a person answers escalations between runs"}}
 		}
 	}
 	e.pending = c // for parseFlags, which knows the directory the flags name
@@ -322,7 +336,7 @@ func flagErr(c *command, fs *flag.FlagSet, err error) error {
 	if line := usageLine(c); line != "" {
 		hints = append(hints, "usage: "+line)
 	}
-	hints = append(hints, "run 'orchestrator help "+c.name+"' for usage")
+	hints = append(hints, "run '"+self+" help "+c.name+"' for usage")
 	return &exitError{code: exitUsage, err: fmt.Errorf("%s: %s", c.name, msg), hints: hints}
 }
 

@@ -126,11 +126,11 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	case runErr == nil:
 		fmt.Fprintf(e.stdout, "\nThe run completed (exit status 0).\n")
 	case errors.As(runErr, &se):
-		fmt.Fprintf(e.stdout, "\nThe run stopped with exit status 3 — a cron job would report it: stopped (%s): %s.\n", se.Code, se.Reason)
+		fmt.Fprintf(e.stdout, "\nThe run stopped with exit status 3 — a cron job would report it: %s.\n", se)
 	default:
 		return runErr
 	}
-	inv := "orchestrator --dir " + state
+	inv := self + " --dir " + state
 	fmt.Fprintf(e.stdout, `
 The demo's files are in %s:
   issue_queue.md     the issues, edited in place: open it in your editor

@@ -67,7 +67,7 @@ func classify(err error) (int, []string) {
 	var be *statefile.BusyError
 	if errors.As(err, &be) {
 		if be.Lock == "run" {
-			return exitBusy, []string{"wait for it to finish, or stop it with 'orchestrator abort'"}
+			return exitBusy, []string{"wait for it to finish, or stop it with '" + self + " abort'"}
 		}
 		return exitBusy, []string{"try again when it has finished"}
 	}
@@ -86,11 +86,11 @@ var usageHints = []func(error) ([]string, bool){
 	// First: what it wraps (a save going on, a conflict) would say "run it again".
 	hintFor[*issuequeue.UnfinishedError]("do not run this command again, or the change is made twice: the next command that changes this directory completes it"),
 	hintFor[*statefile.UnsafeFileError](""),
-	hintFor[*issuequeue.ValidationError]("fix the lines above by hand (orchestrator lint lists every problem); nothing was changed"),
+	hintFor[*issuequeue.ValidationError]("fix the lines above by hand ('" + self + " lint' lists every problem); nothing was changed"),
 	hintFrom(func(qe *issuequeue.QuarantinedError) string {
-		return "fix " + qe.Key + " by hand as the lines above say ('orchestrator lint' lists every problem); the other issues are not affected"
+		return "fix " + qe.Key + " by hand as the lines above say ('" + self + " lint' lists every problem); the other issues are not affected"
 	}),
-	hintFor[*issuequeue.NoStateDirError]("run 'orchestrator init' to create it, or pass --dir DIR"),
+	hintFor[*issuequeue.NoStateDirError]("run '" + self + " init' to create it, or pass --dir DIR"),
 	hintFor[*issuequeue.ConflictError]("someone edited the file at the same moment; run the command again"),
 	hintFrom(func(ee *issuequeue.EmptyFileError) string {
 		return "if it was emptied on purpose, remove it ('rm " + ee.File + "'): the next command starts it again; else run the command again once the editor has saved"
@@ -98,13 +98,13 @@ var usageHints = []func(error) ([]string, bool){
 	hintFrom(func(se *statefile.WritingError) string {
 		return "someone is still writing it (an editor in the middle of a save, or a program that keeps it open for writing: 'fuser " + se.File + "' names it); run the command again once they have finished"
 	}),
-	hintFor[*issuequeue.NotFoundError]("'orchestrator status' lists the issues"),
-	hintFor[*config.Error]("fix the configuration; the config.toml that 'orchestrator init' writes explains every key"),
+	hintFor[*issuequeue.NotFoundError]("'" + self + " status' lists the issues"),
+	hintFor[*config.Error]("fix the configuration; the config.toml that '" + self + " init' writes explains every key"),
 	hintFor[*orchestrator.LoopCommandError]("set [loop] command in config.toml to the script that runs one loop (run in the directory that holds the state directory)"),
 	hintFrom(func(vc *orchestrator.VerifyCommandError) string {
 		return "fix [verify." + vc.Check + "] command in config.toml (the program must exist and be executable in the directory that holds the state directory)"
 	}),
-	hintFor[*templates.OverrideError]("fix or remove the override; 'orchestrator help' lists the embedded templates"),
+	hintFor[*templates.OverrideError]("fix or remove the override; '" + self + " help' lists the embedded templates"),
 }
 
 // hintFor matches an error of type E, whose hint is always hint (none if

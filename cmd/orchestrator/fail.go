@@ -90,7 +90,7 @@ func runFail(ctx context.Context, e *env, args []string) error {
 		}
 	}
 	if rep.Halted {
-		return orchestrator.StopHalted(rep.ID, rep.Code, rep.RepeatCount)
+		return orchestrator.StopHalted(rep.ID, rep.Code, rep.RepeatCount, o.Invocation)
 	}
 	return nil
 }

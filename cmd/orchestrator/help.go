@@ -110,9 +110,9 @@ func runHelp(ctx context.Context, e *env, args []string) error {
 	}
 	c, ok := commands[args[0]]
 	if !ok {
-		hint := "run 'orchestrator help' for the list of commands"
+		hint := "run '" + self + " help' for the list of commands"
 		if near := suggest.Nearest(args[0], commandNames()); near != "" {
-			hint = "did you mean 'orchestrator help " + near + "'?"
+			hint = "did you mean '" + self + " help " + near + "'?"
 		}
 		return withCode(exitUsage, fmt.Errorf("unknown command %q", args[0]), hint)
 	}

@@ -68,7 +68,7 @@ func runInit(ctx context.Context, e *env, args []string) error {
 	}
 	if _, err := os.Lstat(e.dir); err == nil {
 		return withCode(exitUsage, fmt.Errorf("%s already exists; nothing was changed", e.dir),
-			"run 'orchestrator lint' to check it, or choose another directory with --dir")
+			"run '"+self+" lint' to check it, or choose another directory with --dir")
 	}
 	if err := copyExample(e.dir); err != nil {
 		return err
@@ -92,10 +92,10 @@ func runInit(ctx context.Context, e *env, args []string) error {
 			return err
 		}
 		fmt.Fprintf(e.stdout, "[loop] command runs %s on %s\n", ac.kind, filepath.Join(e.dir, "prompt.md"))
-		fmt.Fprintf(e.stdout, "next: read %s and edit it for your project, then run 'orchestrator run --dry-run'\n", filepath.Join(e.dir, "prompt.md"))
+		fmt.Fprintf(e.stdout, "next: read %s and edit it for your project, then run '"+self+" run --dry-run'\n", filepath.Join(e.dir, "prompt.md"))
 		return nil
 	}
-	fmt.Fprintf(e.stdout, "next: set [loop] command in %s, then run 'orchestrator status'\n", filepath.Join(e.dir, "config.toml"))
+	fmt.Fprintf(e.stdout, "next: set [loop] command in %s, then run '"+self+" status'\n", filepath.Join(e.dir, "config.toml"))
 	return nil
 }
 

@@ -54,12 +54,12 @@ func runLogs(ctx context.Context, e *env, args []string) error {
 		return err
 	}
 	if fi, err := os.Stat(e.dir); err != nil || !fi.IsDir() {
-		return withCode(exitUsage, fmt.Errorf("state directory %s does not exist", e.dir), "run 'orchestrator init' to create it, or pass --dir DIR")
+		return withCode(exitUsage, fmt.Errorf("state directory %s does not exist", e.dir), "run '"+self+" init' to create it, or pass --dir DIR")
 	}
 	logDir := e.paths().LoopLogs()
 	ll, err := findLoopLog(logDir, *runID, *loop)
 	if err != nil {
-		return withCode(exitNothing, err, "'orchestrator status' shows the runs; a loop's output is kept for [logs] text_retention")
+		return withCode(exitNothing, err, "'"+self+" status' shows the runs; a loop's output is kept for [logs] text_retention")
 	}
 	if !*follow {
 		f, err := os.Open(ll.path)

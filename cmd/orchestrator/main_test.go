@@ -15,6 +15,10 @@ func TestMain(m *testing.M) {
 		"orchestrator": func() {
 			os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 		},
+		// The same command under another name: its hints must name it so.
+		"autoretry": func() {
+			os.Exit(Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+		},
 	})
 }
 

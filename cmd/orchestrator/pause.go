@@ -61,7 +61,7 @@ Examples:
 				return err
 			}
 			if until.IsZero() {
-				fmt.Fprintln(e.stdout, "Paused: no loop starts until 'orchestrator resume'.")
+				fmt.Fprintln(e.stdout, "Paused: no loop starts until '"+self+" resume'.")
 			} else {
 				fmt.Fprintf(e.stdout, "Paused until %s: no loop starts before then.\n", until.Local().Format("2006-01-02 15:04"))
 			}

@@ -78,7 +78,7 @@ func (e *env) engine(name string) (*orchestrator.Orchestrator, error) {
 	if err := set.Check(); err != nil {
 		return nil, err
 	}
-	inv := "orchestrator"
+	inv := self
 	if e.dirFlagged {
 		inv += " --dir " + e.dir
 	}

@@ -94,7 +94,7 @@ func runRun(ctx context.Context, e *env, args []string) (err error) {
 	if strings.TrimSpace(cfg.Loop.Command) == "" {
 		// A dry run too: it would say that a loop runs, and none can.
 		return withCode(exitUsage, fmt.Errorf("no loop command: set [loop] command in %s (the script that runs one improvement loop)", filepath.Join(e.dir, "config.toml")),
-			"it runs with sh -c in the directory that holds the state directory; 'orchestrator help run' shows what it is given")
+			"it runs with sh -c in the directory that holds the state directory; '"+self+" help run' shows what it is given")
 	}
 	if *maxLoops != 0 {
 		if err := cfg.Set("loop.max_loops", strconv.Itoa(*maxLoops)); err != nil {

@@ -73,7 +73,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	names, dirs := uniqueDirs(names)
 	for _, d := range dirs {
 		if fi, err := os.Stat(d); err != nil || !fi.IsDir() {
-			return withCode(exitUsage, fmt.Errorf("state directory %s does not exist", d), "run 'orchestrator init' there, or name another directory")
+			return withCode(exitUsage, fmt.Errorf("state directory %s does not exist", d), "run '"+self+" init' there, or name another directory")
 		}
 	}
 	token := ""

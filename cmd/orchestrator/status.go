@@ -312,7 +312,7 @@ func printStatus(w io.Writer, r statusReport) {
 		fmt.Fprintf(w, "Auto-retry: disabled (%s)\n", r.DisabledReason)
 	}
 	if r.PausedUntil != "" {
-		fmt.Fprintf(w, "Paused %s: no loop runs ('orchestrator resume' lifts it)\n", strings.TrimPrefix("until "+r.PausedUntil, "until indefinitely"))
+		fmt.Fprintf(w, "Paused %s: no loop runs ('"+self+" resume' lifts it)\n", strings.TrimPrefix("until "+r.PausedUntil, "until indefinitely"))
 	}
 	if r.RateLimitUntil != "" {
 		fmt.Fprintf(w, "Rate-limited until %s: runs before then exit at once\n", r.RateLimitUntil)
@@ -333,7 +333,7 @@ func printStatus(w io.Writer, r statusReport) {
 	}
 	fmt.Fprintln(w)
 	if n := len(r.Findings); n > 0 {
-		fmt.Fprintf(w, "\n%d problem(s) in the state files; run 'orchestrator lint' to see them\n", n)
+		fmt.Fprintf(w, "\n%d problem(s) in the state files; run '"+self+" lint' to see them\n", n)
 	}
 }
 

@@ -222,7 +222,7 @@ func (t *totals) addEvents(batch []orchestrator.Event) {
 			}
 			endSequence(ev)
 		case orchestrator.EvEscalated:
-			if ev.Reason == "max_retries_exceeded" || ev.Reason == "same_failure_repeated" {
+			if gaveUp(ev) {
 				s.RetryFailure[KindAutoRetry]++
 			}
 			endSequence(ev)
@@ -406,4 +406,15 @@ func WriteFile(path string, s Snapshot) error {
 		return fmt.Errorf("writing metrics: %w", err)
 	}
 	return nil
+}
+
+// gaveUp reports whether an escalation gave up on retrying its issue: out
+// of retries, or halted on its failures. Logs written before reasons were
+// reason codes name these max_retries_exceeded and same_failure_repeated.
+func gaveUp(ev orchestrator.Event) bool {
+	switch ev.Code {
+	case orchestrator.CodeMaxRetries, orchestrator.CodeRepeatedFailure, orchestrator.CodeRepeatedAcross, orchestrator.CodeOscillation:
+		return true
+	}
+	return ev.Reason == "max_retries_exceeded" || ev.Reason == "same_failure_repeated"
 }

@@ -153,17 +153,21 @@ func (is *issue) result() (string, string) {
 // reasonText turns an escalation event's reason into words.
 func reasonText(ev orchestrator.Event) string {
 	switch ev.Reason {
-	case "max_retries_exceeded":
+	case "max_retries_exceeded", string(orchestrator.CodeMaxRetries):
 		if ev.TotalAttempts > 0 {
 			return fmt.Sprintf("retries exhausted (%d)", ev.TotalAttempts)
 		}
 		return "retries exhausted"
-	case "same_failure_repeated":
+	case string(orchestrator.CodeRepeatedAcross), string(orchestrator.CodeOscillation):
+		if ev.Error != "" {
+			return "halted: " + ev.Error
+		}
+	case "same_failure_repeated", string(orchestrator.CodeRepeatedFailure):
 		if ev.RepeatCount > 0 {
 			return fmt.Sprintf("same failure %d× in a row", ev.RepeatCount)
 		}
 		return "same failure repeated"
-	case "permanent_error":
+	case string(orchestrator.CodePermanentError):
 		if ev.Error != "" {
 			return "permanent error (" + ev.Error + ")"
 		}

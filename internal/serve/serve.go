@@ -332,7 +332,13 @@ func (s *Server) repo(i int) *repoView {
 		if ev.Code == "" || (ev.Event != orchestrator.EvStopped && ev.Event != orchestrator.EvRunFinished && ev.Event != orchestrator.EvEscalated) {
 			return
 		}
-		rv.Stops = append(rv.Stops, stopRow{At: ev.Time, Code: string(ev.Code), Reason: ev.Reason, Run: ev.RunID})
+		// The reason in words; logs written before reasons were codes
+		// kept it in reason.
+		text := ev.Error
+		if text == "" || ev.Reason != string(ev.Code) {
+			text = ev.Reason
+		}
+		rv.Stops = append(rv.Stops, stopRow{At: ev.Time, Code: string(ev.Code), Reason: text, Run: ev.RunID})
 	})
 	// The latest first, at most 20.
 	for l, r := 0, len(rv.Stops)-1; l < r; l, r = l+1, r-1 {
