@@ -163,7 +163,7 @@ func uniqueDirs(names []string) ([]string, []string) {
 }
 
 func fleetStatus(e *env, names, dirs []string, now time.Time, asJSON bool) error {
-	es := fleet.ReadAll(names, dirs, now)
+	es := fleet.ReadAll(names, dirs, now, self)
 	if asJSON {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
@@ -188,7 +188,7 @@ func fleetStatus(e *env, names, dirs []string, now time.Time, asJSON bool) error
 }
 
 func fleetExplain(e *env, names, dirs []string, now time.Time) error {
-	es := fleet.ReadAll(names, dirs, now)
+	es := fleet.ReadAll(names, dirs, now, self)
 	w := e.stdout
 	shared := map[string]fleet.Entry{}
 	for i, en := range es {
@@ -357,7 +357,7 @@ type fleetPageEntry struct {
 }
 
 func fleetReport(e *env, names, dirs []string, now time.Time, out string) error {
-	es := fleet.ReadAll(names, dirs, now)
+	es := fleet.ReadAll(names, dirs, now, self)
 	data := struct {
 		Now     string
 		Entries []fleetPageEntry

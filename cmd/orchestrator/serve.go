@@ -93,7 +93,7 @@ func runServe(ctx context.Context, e *env, args []string) error {
 	if !loopback(host) && token == "" {
 		return usageErr(c, "--addr %s is not a loopback address: --token-file is required there", *addr)
 	}
-	s := &serve.Server{Names: names, Dirs: dirs, Token: token}
+	s := &serve.Server{Names: names, Dirs: dirs, Token: token, Self: self}
 	if fixed, err := e.now(); err == nil && e.getenv("ORCHESTRATOR_NOW") != "" {
 		s.Now = func() time.Time { return fixed }
 	}

@@ -142,11 +142,12 @@ type RunInfo struct {
 // Healthy reports whether nothing is wrong with the repository.
 func (e Entry) Healthy() bool { return len(e.Problems) == 0 }
 
-// Read reads the state directory dir (named name) at now. It only reads:
+// Read reads the state directory dir (named name) at now; self is the
+// command as a person invokes it, for the hints. It only reads:
 // no lock is taken and nothing is written. What cannot be read is an
 // unreadable problem, never an error: one broken repository does not hide
 // the others.
-func Read(name, dir string, now time.Time) Entry {
+func Read(name, dir string, now time.Time, self string) Entry {
 	e := Entry{Name: name, Dir: dir, Problems: []Problem{}, Issues: []string{}}
 	bad := func(err error) Entry {
 		e.Problems = append(e.Problems, Problem{Kind: KindUnreadable, Text: err.Error(), NeedsPerson: true})
@@ -182,7 +183,7 @@ func Read(name, dir string, now time.Time) Entry {
 	e.Run = RunInfo{ID: st.RunID, Outcome: st.Outcome, Loops: st.Loops, Started: st.StartedAt, Finished: st.FinishedAt}
 	e.Budgets = orchestrator.Budgets(cfg, u)
 	in := orchestrator.Inputs{Queue: q, State: st, Usage: u, Config: cfg, Now: now, Pause: pause, Run: true,
-		Sentinel: orchestrator.PathsIn(dir).SentinelPresent(), Dir: dir, Invocation: "orchestrator --dir " + dir}
+		Sentinel: orchestrator.PathsIn(dir).SentinelPresent(), Dir: dir, Invocation: self + " --dir " + dir}
 	if d := cfg.SharedBudget.Dir; d != "" {
 		if !filepath.IsAbs(d) {
 			if abs, err := filepath.Abs(dir); err == nil {
@@ -201,7 +202,7 @@ func Read(name, dir string, now time.Time) Entry {
 	nq := len(q.Quarantined)
 	if nq > 0 {
 		e.add(Problem{Kind: KindQuarantined, NeedsPerson: true,
-			Text: fmt.Sprintf("%d quarantined issue(s): %s ('orchestrator lint' says why)", nq, strings.Join(ids[:nq], ", "))})
+			Text: fmt.Sprintf("%d quarantined issue(s): %s ('%s --dir %s lint' says why)", nq, strings.Join(ids[:nq], ", "), self, dir)})
 	}
 	if rest := ids[nq:]; len(rest) > 0 {
 		e.Issues = rest
@@ -253,7 +254,7 @@ func (e *Entry) add(p Problem) {
 // directories), a few at a time, and returns the entries problems first:
 // those that need a person, then those with other problems, then the
 // healthy ones, each group by its most urgent problem, then by name.
-func ReadAll(names, dirs []string, now time.Time) []Entry {
+func ReadAll(names, dirs []string, now time.Time, self string) []Entry {
 	out := make([]Entry, len(dirs))
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, 8)
@@ -262,7 +263,7 @@ func ReadAll(names, dirs []string, now time.Time) []Entry {
 		sem <- struct{}{}
 		go func() {
 			defer func() { <-sem; wg.Done() }()
-			out[i] = Read(names[i], dirs[i], now)
+			out[i] = Read(names[i], dirs[i], now, self)
 		}()
 	}
 	wg.Wait()

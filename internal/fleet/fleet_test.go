@@ -77,7 +77,7 @@ func BenchmarkReadAll20(b *testing.B) {
 	names, dirs := fleetDirs(b, 20, 200, now)
 	b.ResetTimer()
 	for b.Loop() {
-		es := ReadAll(names, dirs, now)
+		es := ReadAll(names, dirs, now, "orchestrator")
 		if len(es) != 20 {
 			b.Fatal(len(es))
 		}
@@ -90,7 +90,7 @@ func TestReadAllOrder(t *testing.T) {
 	now := time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
 	names, dirs := fleetDirs(t, 4, 30, now)
 	os.WriteFile(filepath.Join(dirs[2], "paused"), nil, 0o644)
-	es := ReadAll(names, dirs, now)
+	es := ReadAll(names, dirs, now, "orchestrator")
 	seenHealthy := false
 	for _, e := range es {
 		for _, p := range e.Problems {

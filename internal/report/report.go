@@ -105,7 +105,7 @@ func LoadSince(dir string, now, since time.Time) (Input, error) {
 	}
 	for _, err := range checks {
 		if err != nil {
-			in.Problems = append(in.Problems, fmt.Errorf("%w (run 'orchestrator lint'; the report shows what could be read)", err))
+			in.Problems = append(in.Problems, fmt.Errorf("%w (the lint command lists every problem; the report shows what could be read)", err))
 		}
 	}
 	for _, qq := range []*issuequeue.Queue{q, in.Archive} {

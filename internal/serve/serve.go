@@ -40,12 +40,22 @@ type Server struct {
 	// Settle is how long changes are gathered before one event is sent;
 	// zero means 100ms.
 	Settle time.Duration
+	// Self is the command as a person invokes it, for the hints; empty
+	// means "orchestrator".
+	Self string
 
 	mu      sync.Mutex
 	version int
 	subs    map[chan int]bool
 	// onSubscribe, if set, is called when an event stream opens (tests).
 	onSubscribe func()
+}
+
+func (s *Server) self() string {
+	if s.Self == "" {
+		return "orchestrator"
+	}
+	return s.Self
 }
 
 func (s *Server) now() time.Time {
@@ -262,7 +272,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 		v.Repo = s.repo(0)
 	case r.URL.Path == "/":
 		v.Title = "orchestrator fleet"
-		es := fleet.ReadAll(s.Names, s.Dirs, s.now())
+		es := fleet.ReadAll(s.Names, s.Dirs, s.now(), s.self())
 		index := map[string]int{}
 		for i, d := range s.Dirs {
 			index[d] = i
@@ -301,7 +311,7 @@ func (s *Server) page(w http.ResponseWriter, r *http.Request) {
 func (s *Server) repo(i int) *repoView {
 	now := s.now()
 	dir := s.Dirs[i]
-	e := fleet.Read(s.Names[i], dir, now)
+	e := fleet.Read(s.Names[i], dir, now, s.self())
 	rv := &repoView{Name: s.Names[i], Dir: dir, Entry: e, SharedDir: e.SharedDir}
 	if q, _, err := orchestrator.PathsIn(dir).Load(); err == nil {
 		person := map[string]bool{}
