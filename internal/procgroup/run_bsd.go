@@ -37,7 +37,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		close(exited)
 	}()
 
-	res := waitExit(ctx, s.Timeout, exited)
+	res := st.waitExit(ctx, exited)
 	var errs []error
 	// What is left of the group gets SIGTERM (and SIGCONT, so that stopped
 	// processes act on it), then SIGKILL after the grace period.

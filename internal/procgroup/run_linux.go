@@ -53,10 +53,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	g := newGroup(cmd.Process.Pid, func(markers []string) bool {
 		return slices.Contains(markers, st.token)
 	})
-	res := waitExit(ctx, s.Timeout, exited)
+	res := st.waitExit(ctx, exited)
 	var errs []error
 	var deadline time.Time
-	if res.TimedOut || res.Canceled {
+	if res.stopped() {
 		deadline = time.Now().Add(st.grace)
 		procs, err := g.scan()
 		errs = append(errs, err)
