@@ -11,12 +11,14 @@
 // the last Spec.Tail bytes are returned in Result.Tail, and the last
 // Spec.LogLimit bytes are kept in the file Spec.LogPath.
 //
-// The command gets a process group of its own. Three things stop it before
+// The command gets a process group of its own. Four things stop it before
 // it exits on its own: Spec.Timeout; Spec.IdleTimeout, once no output has
-// come for that long (a hung command); and the cancellation of ctx (a CLI
-// cancels it on SIGINT or SIGTERM). Whichever comes first is reported in
-// the Result (TimedOut, Idle or Canceled), and all stop the command the
-// same way: the whole group, and every process the command started
+// come for that long (a hung command); the cancellation of ctx (a CLI
+// cancels it on SIGINT or SIGTERM); and Spec.Stop, a Stopper the caller
+// fires with a reason, typically from Spec.Output's Write when a report in
+// the output crosses a budget. Whichever comes first is reported in the
+// Result (TimedOut, Idle, Canceled or StoppedBy), and all stop the command
+// the same way: the whole group, and every process the command started
 // that Run can find (see below), gets SIGTERM (and SIGCONT, so stopped
 // members see it), Run waits up to Spec.Grace for them to exit, then sends
 // SIGKILL. When the group leader exits on its own, whatever it left running

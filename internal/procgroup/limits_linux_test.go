@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -53,9 +55,9 @@ func TestRunIdleTimeoutStopsASilentCommand(t *testing.T) {
 		Grace:       grace,
 	})
 	t.Logf("stopped after %v", res.Duration)
-	if !res.Idle || res.TimedOut || res.Canceled {
-		t.Errorf("Idle, TimedOut, Canceled = %v, %v, %v; want true, false, false",
-			res.Idle, res.TimedOut, res.Canceled)
+	if !res.Idle || res.TimedOut || res.Canceled || res.StoppedBy != "" {
+		t.Errorf("Idle, TimedOut, Canceled, StoppedBy = %v, %v, %v, %q; want true, false, false, none",
+			res.Idle, res.TimedOut, res.Canceled, res.StoppedBy)
 	}
 	if got, want := res.Signal, "SIGTERM"; got != want {
 		t.Errorf("Signal = %q, want %q", got, want)
@@ -150,14 +152,21 @@ func TestRunLimitsKillWhatIgnoresTERM(t *testing.T) {
 	tests := []struct {
 		name        string
 		idleTimeout time.Duration
+		stopReason  string // if set, Stop is called with it on the first line
 		minDuration time.Duration
 	}{
-		{"IdleTimeout", 200 * time.Millisecond, 200*time.Millisecond + grace},
+		{"IdleTimeout", 200 * time.Millisecond, "", 200*time.Millisecond + grace},
+		{"Stop", 0, "cost over budget", grace},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env, tag := taggedEnv(t)
-			out := &onLine{fn: func(string) {}}
+			var stop procgroup.Stopper
+			out := &onLine{fn: func(string) {
+				if tt.stopReason != "" {
+					stop.Stop(tt.stopReason)
+				}
+			}}
 			res := runBounded(t, context.Background(), procgroup.Spec{
 				// The ignored disposition is inherited by sleep.
 				Command:     "trap '' TERM; echo $$; sleep 30; sleep 30",
@@ -165,10 +174,14 @@ func TestRunLimitsKillWhatIgnoresTERM(t *testing.T) {
 				Output:      out,
 				Grace:       grace,
 				IdleTimeout: tt.idleTimeout,
+				Stop:        &stop,
 			})
 			t.Logf("returned after %v", res.Duration)
 			if got, want := res.Idle, tt.idleTimeout > 0; got != want {
 				t.Errorf("Idle = %v, want %v", got, want)
+			}
+			if got, want := res.StoppedBy, tt.stopReason; got != want {
+				t.Errorf("StoppedBy = %q, want %q", got, want)
 			}
 			if res.TimedOut || res.Canceled {
 				t.Errorf("TimedOut, Canceled = %v, %v; want false, false", res.TimedOut, res.Canceled)
@@ -193,23 +206,34 @@ func TestRunLimitsKillEscapedDescendants(t *testing.T) {
 	tests := []struct {
 		name        string
 		idleTimeout time.Duration
+		stopReason  string // if set, Stop is called with it on the first line
 	}{
-		{"IdleTimeout", 200 * time.Millisecond},
+		{"IdleTimeout", 200 * time.Millisecond, ""},
+		{"Stop", 0, "5 loops without progress"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			env, tag := taggedEnv(t)
 			env = append(env, "T="+t.TempDir())
-			out := &onLine{fn: func(string) {}}
+			var stop procgroup.Stopper
+			out := &onLine{fn: func(string) {
+				if tt.stopReason != "" {
+					stop.Stop(tt.stopReason)
+				}
+			}}
 			res := runBounded(t, context.Background(), procgroup.Spec{
 				Command:     escapeScript + "exec sleep 30",
 				Env:         env,
 				Output:      out,
 				Grace:       300 * time.Millisecond,
 				IdleTimeout: tt.idleTimeout,
+				Stop:        &stop,
 			})
 			if got, want := res.Idle, tt.idleTimeout > 0; got != want {
 				t.Errorf("Idle = %v, want %v", got, want)
+			}
+			if got, want := res.StoppedBy, tt.stopReason; got != want {
+				t.Errorf("StoppedBy = %q, want %q", got, want)
 			}
 			if got, want := res.Signal, "SIGTERM"; got != want {
 				t.Errorf("Signal = %q, want %q", got, want)
@@ -217,5 +241,83 @@ func TestRunLimitsKillEscapedDescendants(t *testing.T) {
 			assertGone(t, firstLinePid(t, out.Bytes()))
 			assertNothingLeft(t, tag)
 		})
+	}
+}
+
+// The engine's output watcher calls Stop from inside Output's Write, in the
+// goroutine that reads the output, when a report crosses a budget: Run
+// stops the command and reports the first reason given.
+func TestRunStopFromOutputWrite(t *testing.T) {
+	const first = "cost $2.10 is over the $2.00 budget"
+	env, tag := taggedEnv(t)
+	var stop procgroup.Stopper
+	var lines []string
+	out := &onLine{fn: func(line string) {
+		lines = append(lines, line)
+		if line == `{"cost_usd": 2.10}` {
+			stop.Stop(first)
+			stop.Stop("a later report")
+		}
+	}}
+	res := runBounded(t, context.Background(), procgroup.Spec{
+		Command: `echo '{"cost_usd": 0.40}'; echo '{"cost_usd": 2.10}'; exec sleep 30`,
+		Env:     env,
+		Output:  out,
+		Grace:   300 * time.Millisecond,
+		Stop:    &stop,
+	})
+	t.Logf("returned after %v", res.Duration)
+	if got, want := res.StoppedBy, first; got != want {
+		t.Errorf("StoppedBy = %q, want %q", got, want)
+	}
+	if res.TimedOut || res.Idle || res.Canceled {
+		t.Errorf("TimedOut, Idle, Canceled = %v, %v, %v; want false", res.TimedOut, res.Idle, res.Canceled)
+	}
+	if got, want := res.Signal, "SIGTERM"; got != want {
+		t.Errorf("Signal = %q, want %q", got, want)
+	}
+	if got, want := len(lines), 2; got != want {
+		t.Errorf("output %q: want %d lines", lines, want)
+	}
+	stop.Stop("after Run returned")
+	assertNothingLeft(t, tag)
+}
+
+// Stop after the command has ended changes nothing and does not block.
+func TestRunStopAfterExit(t *testing.T) {
+	var stop procgroup.Stopper
+	res := runBounded(t, context.Background(), procgroup.Spec{Command: "echo done", Stop: &stop})
+	if res.ExitCode != 0 || res.StoppedBy != "" {
+		t.Errorf("ExitCode, StoppedBy = %d, %q; want 0, none", res.ExitCode, res.StoppedBy)
+	}
+	returned := make(chan struct{})
+	go func() {
+		stop.Stop("too late")
+		stop.Stop("later still")
+		close(returned)
+	}()
+	watchdog := time.NewTimer(5 * time.Second)
+	defer watchdog.Stop()
+	select {
+	case <-returned:
+	case <-watchdog.C:
+		t.Fatal("Stop after Run returned did not return within 5 s")
+	}
+}
+
+// A Stopper stopped before Run starts nothing, as a cancelled context does.
+func TestRunStoppedBeforeStart(t *testing.T) {
+	dir := t.TempDir()
+	var stop procgroup.Stopper
+	stop.Stop("budget spent")
+	res, err := procgroup.Run(context.Background(), procgroup.Spec{Command: "touch started", Dir: dir, Stop: &stop})
+	if err != nil {
+		t.Errorf("Run: %v", err)
+	}
+	if res.ExitCode != -1 || res.StoppedBy != "budget spent" {
+		t.Errorf("ExitCode, StoppedBy = %d, %q; want -1, %q", res.ExitCode, res.StoppedBy, "budget spent")
+	}
+	if _, err := os.Stat(filepath.Join(dir, "started")); err == nil {
+		t.Error("the command ran")
 	}
 }

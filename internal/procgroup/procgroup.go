@@ -34,6 +34,11 @@ type Spec struct {
 	// for that long; every byte of output restarts the period, which
 	// begins when the command starts. Zero means no limit.
 	IdleTimeout time.Duration
+	// Stop, if not nil, lets the caller stop the command while it runs, as
+	// Timeout does, with a reason reported in Result.StoppedBy. If Stop was
+	// called before Run, Run starts nothing and returns a Result with
+	// ExitCode -1 and StoppedBy set.
+	Stop *Stopper
 	// Grace is how long the processes get between SIGTERM and SIGKILL;
 	// zero means DefaultGrace.
 	Grace time.Duration
@@ -60,8 +65,9 @@ type Spec struct {
 	LogLimit int64
 }
 
-// Result describes how a command ended. At most one of TimedOut, Idle and
-// Canceled is set: the one that stopped the command first. A command that exited on its own at the moment one of them came counts as
+// Result describes how a command ended. At most one of TimedOut, Idle,
+// Canceled and StoppedBy is set: the one that stopped the command first. A
+// command that exited on its own at the moment one of them came counts as
 // having exited on its own.
 type Result struct {
 	// ExitCode is the shell's exit status: 126 when the command could not
@@ -77,6 +83,9 @@ type Result struct {
 	Idle bool
 	// Canceled is true when the context stopped the command.
 	Canceled bool
+	// StoppedBy is the reason given to Spec.Stop when it stopped the
+	// command, and empty otherwise.
+	StoppedBy string
 	// Duration is the time from start until Run returned, including the
 	// grace period and cleanup.
 	Duration time.Duration

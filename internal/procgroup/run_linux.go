@@ -30,6 +30,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{ExitCode: -1}, err
 	}
+	if reason := s.Stop.why(); reason != "" {
+		return Result{ExitCode: -1, StoppedBy: reason}, nil
+	}
 	if err := enableSubreaper(); err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("becoming a child subreaper: %w", err)
 	}

@@ -145,6 +145,7 @@ type started struct {
 	grace    time.Duration // the Spec's periods, defaults filled in
 	drain    time.Duration
 	timeout  time.Duration
+	stop     *Stopper
 	pr       *os.File
 	c        *collector
 	log      *logFile
@@ -224,7 +225,7 @@ func startWith(s Spec, token string) (*started, error) {
 	grace, drain := s.periods()
 	return &started{
 		cmd: cmd, token: token,
-		grace: grace, drain: drain, timeout: s.Timeout,
+		grace: grace, drain: drain, timeout: s.Timeout, stop: s.Stop,
 		pr: pr, c: c, log: log, readDone: readDone, start: start,
 	}, nil
 }
@@ -242,7 +243,7 @@ func (s Spec) periods() (grace, drain time.Duration) {
 }
 
 // waitExit waits until exited is closed or something stops the command
-// first: the timeout, the idle timeout or ctx. It reports in
+// first: the timeout, the idle timeout, ctx or the Stopper. It reports in
 // the result which came first. A command that exits at the same moment
 // counts as having exited on its own.
 func (st *started) waitExit(ctx context.Context, exited <-chan struct{}) Result {
@@ -264,6 +265,8 @@ func (st *started) waitExit(ctx context.Context, exited <-chan struct{}) Result 
 		res.Idle = true
 	case <-ctx.Done():
 		res.Canceled = true
+	case <-st.stop.fired():
+		res.StoppedBy = st.stop.why()
 	}
 	select {
 	case <-exited:
@@ -274,9 +277,9 @@ func (st *started) waitExit(ctx context.Context, exited <-chan struct{}) Result 
 }
 
 // stopped reports whether something other than the command's own exit
-// ended it: Timeout, IdleTimeout or the context.
+// ended it: Timeout, IdleTimeout, the context or the Stopper.
 func (r Result) stopped() bool {
-	return r.TimedOut || r.Idle || r.Canceled
+	return r.TimedOut || r.Idle || r.Canceled || r.StoppedBy != ""
 }
 
 // finish completes res with how the command ended (werr is what waiting for
