@@ -11,12 +11,18 @@
 // the last Spec.Tail bytes are returned in Result.Tail, and the last
 // Spec.LogLimit bytes are kept in the file Spec.LogPath.
 //
-// The command gets a process group of its own. On Spec.Timeout, or when ctx
-// is cancelled (a CLI cancels it on SIGINT or SIGTERM), the whole group gets
-// SIGTERM (and SIGCONT, so stopped members see it), Run waits up to
-// Spec.Grace for the group to exit, then sends SIGKILL. When the group
-// leader exits on its own, whatever it left running gets the same
-// SIGTERM-then-SIGKILL treatment before Run returns.
+// The command gets a process group of its own. Four things stop it before
+// it exits on its own: Spec.Timeout; Spec.IdleTimeout, once no output has
+// come for that long (a hung command); the cancellation of ctx (a CLI
+// cancels it on SIGINT or SIGTERM); and Spec.Stop, a Stopper the caller
+// fires with a reason, typically from Spec.Output's Write when a report in
+// the output crosses a budget. Whichever comes first is reported in the
+// Result (TimedOut, Idle, Canceled or StoppedBy), and all stop the command
+// the same way: the whole group, and every process the command started
+// that Run can find (see below), gets SIGTERM (and SIGCONT, so stopped
+// members see it), Run waits up to Spec.Grace for them to exit, then sends
+// SIGKILL. When the group leader exits on its own, whatever it left running
+// gets the same SIGTERM-then-SIGKILL treatment before Run returns.
 //
 // # Descendants that leave the group
 //

@@ -29,6 +29,16 @@ type Spec struct {
 	Env []string
 	// Timeout bounds the command's run time; zero means no limit.
 	Timeout time.Duration
+	// IdleTimeout, if not zero, stops the command, as Timeout does, once it
+	// has written no output (on stdout or stderr, by any of its processes)
+	// for that long; every byte of output restarts the period, which
+	// begins when the command starts. Zero means no limit.
+	IdleTimeout time.Duration
+	// Stop, if not nil, lets the caller stop the command while it runs, as
+	// Timeout does, with a reason reported in Result.StoppedBy. If Stop was
+	// called before Run, Run starts nothing and returns a Result with
+	// ExitCode -1 and StoppedBy set.
+	Stop *Stopper
 	// Grace is how long the processes get between SIGTERM and SIGKILL;
 	// zero means DefaultGrace.
 	Grace time.Duration
@@ -55,7 +65,10 @@ type Spec struct {
 	LogLimit int64
 }
 
-// Result describes how a command ended.
+// Result describes how a command ended. At most one of TimedOut, Idle,
+// Canceled and StoppedBy is set: the one that stopped the command first. A
+// command that exited on its own at the moment one of them came counts as
+// having exited on its own.
 type Result struct {
 	// ExitCode is the shell's exit status: 126 when the command could not
 	// be executed, 127 when it was not found, 128+N when the shell was
@@ -66,8 +79,13 @@ type Result struct {
 	Signal string
 	// TimedOut is true when Spec.Timeout stopped the command.
 	TimedOut bool
+	// Idle is true when Spec.IdleTimeout stopped the command.
+	Idle bool
 	// Canceled is true when the context stopped the command.
 	Canceled bool
+	// StoppedBy is the reason given to Spec.Stop when it stopped the
+	// command, and empty otherwise.
+	StoppedBy string
 	// Duration is the time from start until Run returned, including the
 	// grace period and cleanup.
 	Duration time.Duration

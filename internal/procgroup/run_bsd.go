@@ -22,6 +22,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{ExitCode: -1}, err
 	}
+	if reason := s.Stop.why(); reason != "" {
+		return Result{ExitCode: -1, StoppedBy: reason}, nil
+	}
 	st, err := startCommand(s)
 	if err != nil {
 		return Result{ExitCode: -1}, err
@@ -37,7 +40,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		close(exited)
 	}()
 
-	res := waitExit(ctx, s.Timeout, exited)
+	res := st.waitExit(ctx, exited)
 	var errs []error
 	// What is left of the group gets SIGTERM (and SIGCONT, so that stopped
 	// processes act on it), then SIGKILL after the grace period.

@@ -30,6 +30,9 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{ExitCode: -1}, err
 	}
+	if reason := s.Stop.why(); reason != "" {
+		return Result{ExitCode: -1, StoppedBy: reason}, nil
+	}
 	if err := enableSubreaper(); err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("becoming a child subreaper: %w", err)
 	}
@@ -53,10 +56,10 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	g := newGroup(cmd.Process.Pid, func(markers []string) bool {
 		return slices.Contains(markers, st.token)
 	})
-	res := waitExit(ctx, s.Timeout, exited)
+	res := st.waitExit(ctx, exited)
 	var errs []error
 	var deadline time.Time
-	if res.TimedOut || res.Canceled {
+	if res.stopped() {
 		deadline = time.Now().Add(st.grace)
 		procs, err := g.scan()
 		errs = append(errs, err)

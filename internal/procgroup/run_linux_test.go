@@ -174,8 +174,9 @@ func TestRunExitCodes(t *testing.T) {
 			if got, want := res.Signal, tt.signal; got != want {
 				t.Errorf("Signal = %q, want %q", got, want)
 			}
-			if res.TimedOut || res.Canceled {
-				t.Errorf("TimedOut = %v, Canceled = %v; want false, false", res.TimedOut, res.Canceled)
+			if res.TimedOut || res.Idle || res.Canceled || res.StoppedBy != "" {
+				t.Errorf("TimedOut, Idle, Canceled, StoppedBy = %v, %v, %v, %q; want none set",
+					res.TimedOut, res.Idle, res.Canceled, res.StoppedBy)
 			}
 		})
 	}

@@ -89,15 +89,18 @@ func withMarker(env []string, token string) []string {
 	return append(out, MarkerEnv+"="+val)
 }
 
-// collector fans the output out to the live writer, the tail and the log.
+// collector fans the output out to the live writer, the tail and the log,
+// and restarts the idle timer, if any, on every byte.
 type collector struct {
-	out     io.Writer
-	tail    *ring
-	log     *logFile
-	n       int64
-	readErr error
-	outErr  error
-	logErr  error
+	out       io.Writer
+	tail      *ring
+	log       *logFile
+	idle      *time.Timer // nil without Spec.IdleTimeout
+	idleAfter time.Duration
+	n         int64
+	readErr   error
+	outErr    error
+	logErr    error
 }
 
 func (c *collector) copyFrom(r io.Reader) {
@@ -117,6 +120,9 @@ func (c *collector) copyFrom(r io.Reader) {
 }
 
 func (c *collector) write(p []byte) {
+	if c.idle != nil {
+		c.idle.Reset(c.idleAfter)
+	}
 	c.n += int64(len(p))
 	if c.out != nil && c.outErr == nil {
 		if _, err := c.out.Write(p); err != nil {
@@ -138,6 +144,8 @@ type started struct {
 	token    string        // the marker in its environment, released by the caller
 	grace    time.Duration // the Spec's periods, defaults filled in
 	drain    time.Duration
+	timeout  time.Duration
+	stop     *Stopper
 	pr       *os.File
 	c        *collector
 	log      *logFile
@@ -206,13 +214,20 @@ func startWith(s Spec, token string) (*started, error) {
 	}
 
 	c := &collector{out: s.Output, tail: newRing(s.Tail), log: log}
+	if s.IdleTimeout > 0 {
+		c.idle, c.idleAfter = time.NewTimer(s.IdleTimeout), s.IdleTimeout
+	}
 	readDone := make(chan struct{})
 	go func() {
 		c.copyFrom(pr)
 		close(readDone)
 	}()
 	grace, drain := s.periods()
-	return &started{cmd: cmd, token: token, grace: grace, drain: drain, pr: pr, c: c, log: log, readDone: readDone, start: start}, nil
+	return &started{
+		cmd: cmd, token: token,
+		grace: grace, drain: drain, timeout: s.Timeout, stop: s.Stop,
+		pr: pr, c: c, log: log, readDone: readDone, start: start,
+	}, nil
 }
 
 // periods returns s's grace and drain periods, the defaults where unset.
@@ -227,30 +242,44 @@ func (s Spec) periods() (grace, drain time.Duration) {
 	return grace, drain
 }
 
-// waitExit waits until exited is closed, the timeout (if not zero) passes
-// or ctx is done, and reports in the result which came first. A command
-// that exits at the same moment counts as having exited on its own.
-func waitExit(ctx context.Context, timeout time.Duration, exited <-chan struct{}) Result {
+// waitExit waits until exited is closed or something stops the command
+// first: the timeout, the idle timeout, ctx or the Stopper. It reports in
+// the result which came first. A command that exits at the same moment
+// counts as having exited on its own.
+func (st *started) waitExit(ctx context.Context, exited <-chan struct{}) Result {
 	var res Result
-	var expired <-chan time.Time
-	if timeout > 0 {
-		t := time.NewTimer(timeout)
+	var expired, idle <-chan time.Time
+	if st.timeout > 0 {
+		t := time.NewTimer(st.timeout)
 		defer t.Stop()
 		expired = t.C
+	}
+	if st.c.idle != nil {
+		idle = st.c.idle.C
 	}
 	select {
 	case <-exited:
 	case <-expired:
 		res.TimedOut = true
+	case <-idle:
+		res.Idle = true
 	case <-ctx.Done():
 		res.Canceled = true
+	case <-st.stop.fired():
+		res.StoppedBy = st.stop.why()
 	}
 	select {
 	case <-exited:
-		res.TimedOut, res.Canceled = false, false
+		res = Result{}
 	default:
 	}
 	return res
+}
+
+// stopped reports whether something other than the command's own exit
+// ended it: Timeout, IdleTimeout, the context or the Stopper.
+func (r Result) stopped() bool {
+	return r.TimedOut || r.Idle || r.Canceled || r.StoppedBy != ""
 }
 
 // finish completes res with how the command ended (werr is what waiting for
@@ -274,6 +303,9 @@ func (st *started) finish(res Result, errs []error, werr error) (Result, error) 
 	}
 	t.Stop()
 	pr.Close()
+	if c.idle != nil {
+		c.idle.Stop() // the reader is done: nothing restarts it
+	}
 
 	res.Tail = c.tail.Bytes()
 	res.OutputBytes = c.n
