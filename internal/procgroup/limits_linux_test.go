@@ -77,15 +77,18 @@ func TestRunIdleTimeoutStopsASilentCommand(t *testing.T) {
 // Output resets the idle clock: gaps shorter than IdleTimeout never stop a
 // command, however long it runs, and the first longer silence does.
 func TestRunIdleTimeoutIsResetByOutput(t *testing.T) {
-	const idle = 300 * time.Millisecond
-	// 20 lines, one every 50 ms: about 1 s of output.
-	const printer = `i=1; while [ $i -le 20 ]; do echo $i; sleep 0.05; i=$((i+1)); done`
+	// The idle limit is far above the gaps, so that a loaded machine's
+	// scheduling never stretches a gap past it; the output lasts twice as
+	// long as the limit.
+	const idle = time.Second
+	// 40 lines, one every 50 ms: about 2 s of output.
+	const printer = `i=1; while [ $i -le 40 ]; do echo $i; sleep 0.05; i=$((i+1)); done`
 	tests := []struct {
 		name    string
 		command string
 		idle    bool
 	}{
-		{"output every 50 ms for 1 s", printer, false},
+		{"output every 50 ms for 2 s", printer, false},
 		{"then silence", printer + "; exec sleep 30", true},
 	}
 	for _, tt := range tests {
@@ -103,15 +106,15 @@ func TestRunIdleTimeoutIsResetByOutput(t *testing.T) {
 			if got, want := res.Idle, tt.idle; got != want {
 				t.Errorf("Idle = %v, want %v", got, want)
 			}
-			if got, want := out.String(), string(seqOutput(20)); got != want {
+			if got, want := out.String(), string(seqOutput(40)); got != want {
 				t.Errorf("output = %q, want %q", got, want)
 			}
 			if !tt.idle && res.ExitCode != 0 {
 				t.Errorf("ExitCode = %d, want 0", res.ExitCode)
 			}
-			// The last line comes after 19 sleeps of 50 ms; silence is
+			// The last line comes after 39 sleeps of 50 ms; silence is
 			// counted from there.
-			if min := 19*50*time.Millisecond + idle; tt.idle && res.Duration < min {
+			if min := 39*50*time.Millisecond + idle; tt.idle && res.Duration < min {
 				t.Errorf("Duration = %v, want at least %v: the idle clock was not reset by output", res.Duration, min)
 			}
 			assertNothingLeft(t, tag)
