@@ -1,17 +1,17 @@
-// Package orchestrator is the module's root. It holds only the embedded
-// example state directory; the loop engine is package
-// github.com/autoretry/orchestrator/orchestrator and the command is
-// cmd/orchestrator.
-package orchestrator
+// Package example holds the complete, commented example state directory
+// (.orchestrator.example in the source tree), embedded in the binary for
+// "init --example" and "demo". It is the module's root package only
+// because an embedded directory must lie below the package that embeds
+// it; the loop engine is package orchestrator, in orchestrator/, and the
+// command is cmd/orchestrator.
+package example
 
 import "embed"
 
-// Example is the complete, commented example state directory
-// (.orchestrator.example in the source tree), used by "init" and "demo".
-// Its paths are rooted at ".orchestrator.example".
+// FS is the example state directory. Its paths are rooted at Root.
 //
 //go:embed all:.orchestrator.example
-var Example embed.FS
+var FS embed.FS
 
-// ExampleRoot is the directory inside Example that holds the state files.
-const ExampleRoot = ".orchestrator.example"
+// Root is the directory inside FS that holds the state files.
+const Root = ".orchestrator.example"

@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autoretry/orchestrator/internal/hostile"
+	"github.com/autoretry/orchestrator/internal/testkit/hostile"
 )
 
 // parseWork parses src as a queue and as a session state and returns the

@@ -14,7 +14,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 )
 
 // IntentFile is the record a change of more than one file writes before

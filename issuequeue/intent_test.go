@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 )
 
 const intentQueue = `# Issue Queue

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/suggest"
+	"github.com/autoretry/orchestrator/internal/foundations/suggest"
 )
 
 // Issue is one issue with its fields read and defaults applied.

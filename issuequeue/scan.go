@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"strings"
 
-	"github.com/autoretry/orchestrator/internal/lazyre"
+	"github.com/autoretry/orchestrator/internal/foundations/lazyre"
 	"github.com/yuin/goldmark/ast"
 	"github.com/yuin/goldmark/parser"
 )

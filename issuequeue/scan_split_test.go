@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/autoretry/orchestrator/internal/hostile"
+	"github.com/autoretry/orchestrator/internal/testkit/hostile"
 )
 
 // splitAgrees fails t unless scanning src in two halves split at the first

@@ -10,7 +10,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 )
 
 // File names in the state directory.

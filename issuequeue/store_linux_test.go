@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 )
 
 // skipWithoutLeases skips the test where no lease can be taken on the

@@ -3,7 +3,7 @@ package orchestrator
 import (
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/agentout"
+	"github.com/autoretry/orchestrator/internal/adapters/agentout"
 )
 
 // What a loop's agent said about itself. The loop's output is read as it

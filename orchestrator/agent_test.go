@@ -4,7 +4,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/agentout"
+	"github.com/autoretry/orchestrator/internal/adapters/agentout"
 )
 
 // The failures that belong to the machine, read from the agent's report:

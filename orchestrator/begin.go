@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 

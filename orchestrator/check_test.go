@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
 
 	"github.com/autoretry/orchestrator/issuequeue"
 )

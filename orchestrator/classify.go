@@ -6,9 +6,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/config"
-	"github.com/autoretry/orchestrator/internal/lazyre"
-	"github.com/autoretry/orchestrator/internal/procgroup"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
+	"github.com/autoretry/orchestrator/internal/foundations/lazyre"
+	"github.com/autoretry/orchestrator/internal/foundations/procgroup"
 )
 
 // Classes of a failed loop besides ResultPermanent.

@@ -7,7 +7,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/autoretry/orchestrator/internal/columns"
+	"github.com/autoretry/orchestrator/internal/foundations/columns"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/procgroup"
+	"github.com/autoretry/orchestrator/internal/foundations/procgroup"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 

@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 

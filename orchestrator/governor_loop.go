@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
 )
 
 // The stop order of a run. The runner executes a loop and gathers what

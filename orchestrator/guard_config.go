@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
 )
 
 // The guard keeps an edit of config.toml made during a loop, whoever made

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 )
 
 // HistoryHeader is the header row of history.csv: one row per loop,

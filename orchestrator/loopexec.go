@@ -13,9 +13,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/config"
-	"github.com/autoretry/orchestrator/internal/lazyre"
-	"github.com/autoretry/orchestrator/internal/procgroup"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
+	"github.com/autoretry/orchestrator/internal/foundations/lazyre"
+	"github.com/autoretry/orchestrator/internal/foundations/procgroup"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 

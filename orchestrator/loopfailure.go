@@ -6,7 +6,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/procgroup"
+	"github.com/autoretry/orchestrator/internal/foundations/procgroup"
 	"github.com/autoretry/orchestrator/signature"
 )
 

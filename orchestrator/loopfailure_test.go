@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/procgroup"
+	"github.com/autoretry/orchestrator/internal/foundations/procgroup"
 )
 
 func TestExitStatus(t *testing.T) {

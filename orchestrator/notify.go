@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 )
 
 // Notifications: [notify] command runs once for each event of the event log

@@ -6,7 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/autoretry/orchestrator/internal/workspace"
+	"github.com/autoretry/orchestrator/internal/adapters/workspace"
 )
 
 // LoopChange is one loop's record of what it did to the workspace.

@@ -6,7 +6,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/autoretry/orchestrator/internal/workspace"
+	"github.com/autoretry/orchestrator/internal/adapters/workspace"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/templates"
 )

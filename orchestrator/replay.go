@@ -3,7 +3,7 @@ package orchestrator
 import (
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
 )
 
 // Replay decides the recorded loops again under another configuration:

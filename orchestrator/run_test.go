@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/config"
-	"github.com/autoretry/orchestrator/internal/procgroup"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
+	"github.com/autoretry/orchestrator/internal/foundations/procgroup"
 )
 
 func TestBackoffDelay(t *testing.T) {

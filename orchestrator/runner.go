@@ -14,9 +14,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/procgroup"
-	"github.com/autoretry/orchestrator/internal/statefile"
-	"github.com/autoretry/orchestrator/internal/workspace"
+	"github.com/autoretry/orchestrator/internal/adapters/workspace"
+	"github.com/autoretry/orchestrator/internal/foundations/procgroup"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 

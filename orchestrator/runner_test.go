@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/config"
-	"github.com/autoretry/orchestrator/internal/procgroup"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
+	"github.com/autoretry/orchestrator/internal/foundations/procgroup"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 

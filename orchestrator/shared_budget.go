@@ -14,9 +14,9 @@ import (
 	"sort"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/agentout"
-	"github.com/autoretry/orchestrator/internal/config"
-	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/internal/adapters/agentout"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 )
 
 // Shared budgets: [shared_budget] dir names a directory that several state

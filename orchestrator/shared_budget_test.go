@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
 )
 
 // The shared ledger is read back as written, a torn last line (a write in

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/config"
-	"github.com/autoretry/orchestrator/internal/procgroup"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
+	"github.com/autoretry/orchestrator/internal/foundations/procgroup"
 )
 
 // A failure that printed nothing is no evidence that another issue fails

@@ -4,7 +4,7 @@ import (
 	"sort"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/autoretry/orchestrator/internal/config"
-	"github.com/autoretry/orchestrator/internal/procgroup"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
+	"github.com/autoretry/orchestrator/internal/foundations/procgroup"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 

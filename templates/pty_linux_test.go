@@ -4,7 +4,7 @@ import (
 	"os"
 	"testing"
 
-	"github.com/autoretry/orchestrator/internal/ptytest"
+	"github.com/autoretry/orchestrator/internal/testkit/ptytest"
 )
 
 // openTerminal returns the terminal side of a new pseudo-terminal.

@@ -26,7 +26,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/queuegen"
+	"github.com/autoretry/orchestrator/internal/testkit/queuegen"
 	"github.com/autoretry/orchestrator/orchestrator"
 )
 

@@ -15,7 +15,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/autoretry/orchestrator/internal/hostile"
+	"github.com/autoretry/orchestrator/internal/testkit/hostile"
 )
 
 func main() {

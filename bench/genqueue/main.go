@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/autoretry/orchestrator/internal/queuegen"
+	"github.com/autoretry/orchestrator/internal/testkit/queuegen"
 )
 
 func main() {

@@ -22,7 +22,7 @@ import (
 	"os/exec"
 	"path/filepath"
 
-	"github.com/autoretry/orchestrator/internal/workspace"
+	"github.com/autoretry/orchestrator/internal/adapters/workspace"
 )
 
 func main() {

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 

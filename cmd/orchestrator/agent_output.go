@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/agentout"
+	"github.com/autoretry/orchestrator/internal/adapters/agentout"
 )
 
 func init() {

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/queuegen"
+	"github.com/autoretry/orchestrator/internal/testkit/queuegen"
 )
 
 // The benchmarks below run the commands that load the queue in-process, on

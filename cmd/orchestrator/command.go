@@ -15,8 +15,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/config"
-	"github.com/autoretry/orchestrator/internal/suggest"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
+	"github.com/autoretry/orchestrator/internal/foundations/suggest"
 	"github.com/autoretry/orchestrator/signature"
 )
 

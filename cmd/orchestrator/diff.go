@@ -7,7 +7,7 @@ import (
 	"fmt"
 	"strconv"
 
-	"github.com/autoretry/orchestrator/internal/workspace"
+	"github.com/autoretry/orchestrator/internal/adapters/workspace"
 	"github.com/autoretry/orchestrator/orchestrator"
 )
 

@@ -16,9 +16,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/fleet"
-	analytics "github.com/autoretry/orchestrator/internal/report"
-	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
+	"github.com/autoretry/orchestrator/internal/views/fleet"
+	analytics "github.com/autoretry/orchestrator/internal/views/report"
 	"github.com/autoretry/orchestrator/orchestrator"
 )
 

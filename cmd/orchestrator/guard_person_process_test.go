@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/handoff"
+	"github.com/autoretry/orchestrator/internal/adapters/handoff"
 	"github.com/autoretry/orchestrator/orchestrator"
 )
 

@@ -8,7 +8,7 @@ import (
 	"runtime/debug"
 	"strings"
 
-	"github.com/autoretry/orchestrator/internal/suggest"
+	"github.com/autoretry/orchestrator/internal/foundations/suggest"
 	"github.com/autoretry/orchestrator/signature"
 )
 

@@ -11,8 +11,8 @@ import (
 	"path/filepath"
 	"strings"
 
-	exampledir "github.com/autoretry/orchestrator"
-	"github.com/autoretry/orchestrator/internal/statefile"
+	example "github.com/autoretry/orchestrator"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
@@ -130,7 +130,7 @@ func copyExample(dir string) error {
 		}
 		return err
 	}
-	root, err := fs.Sub(exampledir.Example, exampledir.ExampleRoot)
+	root, err := fs.Sub(example.FS, example.Root)
 	if err != nil {
 		return err
 	}

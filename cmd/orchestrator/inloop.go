@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"os"
 
-	"github.com/autoretry/orchestrator/internal/procgroup"
-	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/internal/foundations/procgroup"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 )
 
 // inLoop says why this command runs inside a loop (or a verification) of

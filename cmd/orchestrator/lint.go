@@ -10,8 +10,8 @@ import (
 	"slices"
 	"syscall"
 
-	"github.com/autoretry/orchestrator/internal/lintcheck"
-	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
+	"github.com/autoretry/orchestrator/internal/views/lintcheck"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/orchestrator"
 )

@@ -1,8 +1,8 @@
 package main
 
 import (
-	"github.com/autoretry/orchestrator/internal/config"
-	"github.com/autoretry/orchestrator/internal/lintcheck"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
+	"github.com/autoretry/orchestrator/internal/views/lintcheck"
 )
 
 // configFindings loads the configuration as every other command does and

@@ -15,7 +15,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
-	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 	"github.com/autoretry/orchestrator/orchestrator"
 )
 

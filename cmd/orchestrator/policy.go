@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/config"
+	"github.com/autoretry/orchestrator/internal/foundations/config"
 	"github.com/autoretry/orchestrator/orchestrator"
 	"github.com/autoretry/orchestrator/templates"
 )

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"time"
 
-	analytics "github.com/autoretry/orchestrator/internal/report"
+	analytics "github.com/autoretry/orchestrator/internal/views/report"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/orchestrator"
 )

@@ -12,7 +12,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/autoretry/orchestrator/internal/statefile"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/orchestrator"
 )

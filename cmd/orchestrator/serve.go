@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/autoretry/orchestrator/internal/fleet"
-	"github.com/autoretry/orchestrator/internal/serve"
+	"github.com/autoretry/orchestrator/internal/views/fleet"
+	"github.com/autoretry/orchestrator/internal/views/serve"
 )
 
 func init() {

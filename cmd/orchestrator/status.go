@@ -13,7 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/autoretry/orchestrator/internal/columns"
+	"github.com/autoretry/orchestrator/internal/foundations/columns"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/orchestrator"
 )

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/autoretry/orchestrator/internal/columns"
+	"github.com/autoretry/orchestrator/internal/foundations/columns"
 )
 
 // status on a 50-issue queue fits a 24 × 80 terminal ($COLUMNS says 80):

@@ -10,7 +10,7 @@ import (
 
 	"github.com/autoretry/orchestrator/issuequeue"
 	// Aliased: the package's tests have a helper named watch.
-	dirwatch "github.com/autoretry/orchestrator/internal/watch"
+	dirwatch "github.com/autoretry/orchestrator/internal/views/watch"
 )
 
 func init() {

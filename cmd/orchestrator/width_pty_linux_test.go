@@ -15,7 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/autoretry/orchestrator/internal/ptytest"
+	"github.com/autoretry/orchestrator/internal/testkit/ptytest"
 )
 
 // TestProcessStatusAndExplainFitAnEightyColumnTerminal proves: in a real
