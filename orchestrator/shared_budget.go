@@ -311,21 +311,3 @@ func loopTokens(path string) int64 {
 	t := r.Report().Tokens
 	return t.Input + t.Output
 }
-
-// sharedStop applies the shared budget's rules to a loop of the given kind
-// about to start, after done loops of this run: the stop, if one is spent.
-func (r *Runner) sharedStop(kind string) (*StopError, error) {
-	o := r.O
-	now := r.now()
-	su, err := o.ReadShared(now)
-	if err != nil || su == nil {
-		return nil, err
-	}
-	in := Inputs{Config: o.Config, Now: now, Shared: su, Invocation: o.invocation(), Dir: o.Dir}
-	for _, v := range SharedVerdicts(in, kind) {
-		if v.Stop {
-			return StopFor(&v), nil
-		}
-	}
-	return nil, nil
-}
