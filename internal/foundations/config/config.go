@@ -26,6 +26,17 @@ type Config struct {
 	Agent          Agent
 	Progress       Progress
 	SharedBudget   SharedBudget // the [shared_budget] section
+	Schedule       Schedule
+}
+
+// Schedule is the [schedule] section: when loops may start.
+type Schedule struct {
+	// ActiveHours lists the ranges in which a run starts loops, such as
+	// "Mon-Fri 09:00-18:00"; empty means always.
+	ActiveHours []string
+	// Timezone is the IANA zone the ranges are read in; empty means the
+	// local one.
+	Timezone string
 }
 
 // Notify is the [notify] section: a command run once for each event that
@@ -46,6 +57,8 @@ type Loop struct {
 	// KillGrace is how long a stopped loop's processes get between SIGTERM
 	// and SIGKILL.
 	KillGrace time.Duration
+	// IdleTimeout stops a loop that prints nothing for this long (0: off).
+	IdleTimeout time.Duration
 }
 
 // AutoRetry is the [auto_retry] section.
@@ -118,6 +131,19 @@ type Budget struct {
 	// WindowShare stops loops once the agent reports that this share (0..1)
 	// of its provider's usage window is used, until the window resets.
 	WindowShare float64
+	// IssueCost, IssueTokens and IssueAgentTime bound what all the loops
+	// run for one issue may spend over its life, until a person's retry
+	// starts a new allowance; zero turns one off.
+	IssueCost      float64
+	IssueTokens    int
+	IssueAgentTime time.Duration
+	// Reserve keeps a loop from starting when what is left of a budget is
+	// below what a typical loop (the median of the last ten) spends.
+	Reserve bool
+	// WindowPace starts a loop only while the share of each usage window
+	// the agent reports used is at most the share of the window elapsed
+	// plus 0.2.
+	WindowPace bool
 }
 
 // Agent is the [agent] section: which coding agent's output the loop
@@ -222,9 +248,10 @@ type Metrics struct {
 func Default() *Config {
 	return &Config{
 		Loop: Loop{
-			Timeout:   30 * time.Minute,
-			MaxLoops:  16,
-			KillGrace: 10 * time.Second,
+			Timeout:     30 * time.Minute,
+			MaxLoops:    16,
+			KillGrace:   10 * time.Second,
+			IdleTimeout: 15 * time.Minute,
 		},
 		AutoRetry: AutoRetry{
 			GlobalCap:        15,
@@ -251,7 +278,8 @@ func Default() *Config {
 			RateLimit: []string{"rate limit", "rate_limit", "429", "too many requests", "hit your limit", "hit your session limit",
 				"usage limit", "out of extra usage", "limit will reset"},
 		},
-		Budget:         Budget{LoopsPerDay: 200, AutoRetryLoopsPerDay: 30, AgentTimePerDay: 8 * time.Hour, IssuesFiledPerDay: 50},
+		Budget: Budget{LoopsPerDay: 200, AutoRetryLoopsPerDay: 30, AgentTimePerDay: 8 * time.Hour, IssuesFiledPerDay: 50,
+			IssueAgentTime: 4 * time.Hour, Reserve: true},
 		CircuitBreaker: CircuitBreaker{Threshold: 3, Cooldown: 30 * time.Minute},
 		Stall:          Stall{Loops: 3},
 		Cascade:        Cascade{Threshold: 3, Window: 5},
@@ -259,7 +287,8 @@ func Default() *Config {
 		Verification:   Verification{Checks: map[string]Check{}},
 		Logs:           Logs{TextRetention: 168 * time.Hour, JSONLRetention: 720 * time.Hour, HistoryKeep: 24},
 		Agent:          Agent{Kind: "auto"},
-		Progress:       Progress{Enabled: true, IdleLoops: 2},
+		Progress:       Progress{Enabled: true, IdleLoops: 2, SpendAgentTime: 90 * time.Minute},
+		Schedule:       Schedule{ActiveHours: []string{}},
 	}
 }
 
@@ -291,6 +320,12 @@ type Progress struct {
 	// Loops is how many auto-retry loops in a row without progress stop
 	// the run; 0 means [stall] loops, the older name of this setting.
 	Loops int
+	// SpendCost, SpendTokens and SpendAgentTime bound what an issue's
+	// loops may spend since the last loop that progressed on it; zero
+	// turns one off.
+	SpendCost      float64
+	SpendTokens    int
+	SpendAgentTime time.Duration
 }
 
 // NoProgressLoops returns how many auto-retry loops in a row without

@@ -115,6 +115,17 @@ func TestDefaultValues(t *testing.T) {
 		{"shared_budget.agent_time_per_day", "0s", "4h"},
 		{"shared_budget.cost_per_day", "0", "20"},
 		{"shared_budget.tokens_per_day", "0", "1000000"},
+		{"loop.idle_timeout", "15m", "0s"},
+		{"budget.issue_cost", "0", "5"},
+		{"budget.issue_tokens", "0", "2000000"},
+		{"budget.issue_agent_time", "4h", "1h"},
+		{"budget.reserve", "true", "false"},
+		{"budget.window_pace", "false", "true"},
+		{"progress.spend_cost", "0", "2"},
+		{"progress.spend_tokens", "0", "300000"},
+		{"progress.spend_agent_time", "90m", "1h"},
+		{"schedule.active_hours", "", "Mon-Fri 09:00-18:00"},
+		{"schedule.timezone", "", "Europe/Paris"},
 	}
 	covered := map[string]bool{}
 	for _, tt := range tests {
@@ -206,7 +217,7 @@ func TestLoadFile(t *testing.T) {
 		{"empty", "", func(c *Config) {}},
 		{"comments only", "# nothing\n\n", func(c *Config) {}},
 		{"loop", "[loop]\ncommand = \"make fix\"\ntimeout = \"1h30m\"\nmax_loops = 4\n", func(c *Config) {
-			c.Loop = Loop{Command: "make fix", Timeout: 90 * time.Minute, MaxLoops: 4, KillGrace: 10 * time.Second}
+			c.Loop = Loop{Command: "make fix", Timeout: 90 * time.Minute, MaxLoops: 4, KillGrace: 10 * time.Second, IdleTimeout: 15 * time.Minute}
 		}},
 		{"dotted keys at top level", "loop.max_loops = 2\nbackoff.jitter = 0\n", func(c *Config) {
 			c.Loop.MaxLoops = 2

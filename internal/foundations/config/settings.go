@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"github.com/autoretry/orchestrator/internal/foundations/suggest"
 	"math"
 	"regexp"
 	"regexp/syntax"
@@ -14,7 +13,30 @@ import (
 	"time"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/autoretry/orchestrator/internal/foundations/schedule"
+	"github.com/autoretry/orchestrator/internal/foundations/suggest"
 )
+
+// checkActiveHours checks one entry of schedule.active_hours.
+func checkActiveHours(s string) error {
+	_, err := schedule.Parse([]string{s}, "UTC")
+	var se *schedule.Error
+	if errors.As(err, &se) {
+		return errors.New(se.Msg)
+	}
+	return err
+}
+
+// checkTimezone checks schedule.timezone: an IANA zone, UTC or Local.
+func checkTimezone(s string) error {
+	_, err := schedule.Parse(nil, s)
+	var ze *schedule.ZoneError
+	if errors.As(err, &ze) {
+		return fmt.Errorf("%q is not a known time zone (want an IANA name such as America/New_York, or UTC or Local)", s)
+	}
+	return err
+}
 
 // A setting is one key: how to set it from a decoded TOML value (the file)
 // and from text (the environment and flags). Both validate before they
@@ -33,6 +55,7 @@ var fixedSettings = []setting{
 	durationKey("loop.timeout", func(c *Config, d time.Duration) { c.Loop.Timeout = d }),
 	intKey("loop.max_loops", 1, func(c *Config, n int) { c.Loop.MaxLoops = n }),
 	durationKey("loop.kill_grace", func(c *Config, d time.Duration) { c.Loop.KillGrace = d }),
+	offDurationKey("loop.idle_timeout", func(c *Config, d time.Duration) { c.Loop.IdleTimeout = d }),
 
 	intKey("auto_retry.global_cap", 0, func(c *Config, n int) { c.AutoRetry.GlobalCap = n }),
 	intKey("auto_retry.max_retries", 0, func(c *Config, n int) { c.AutoRetry.MaxRetries = n }),
@@ -84,6 +107,16 @@ var fixedSettings = []setting{
 	stringKey("agent.kind", oneOf("auto", "claude", "codex", "gemini", "aider", "opencode", "none"), func(c *Config, s string) { c.Agent.Kind = s }),
 	intKey("budget.tokens_per_day", 0, func(c *Config, n int) { c.Budget.TokensPerDay = n }),
 	floatKey("budget.window_share", 0, 1, func(c *Config, f float64) { c.Budget.WindowShare = f }),
+	floatKey("budget.issue_cost", 0, math.Inf(1), func(c *Config, f float64) { c.Budget.IssueCost = f }),
+	intKey("budget.issue_tokens", 0, func(c *Config, n int) { c.Budget.IssueTokens = n }),
+	offDurationKey("budget.issue_agent_time", func(c *Config, d time.Duration) { c.Budget.IssueAgentTime = d }),
+	boolKey("budget.reserve", func(c *Config, b bool) { c.Budget.Reserve = b }),
+	boolKey("budget.window_pace", func(c *Config, b bool) { c.Budget.WindowPace = b }),
+	floatKey("progress.spend_cost", 0, math.Inf(1), func(c *Config, f float64) { c.Progress.SpendCost = f }),
+	intKey("progress.spend_tokens", 0, func(c *Config, n int) { c.Progress.SpendTokens = n }),
+	offDurationKey("progress.spend_agent_time", func(c *Config, d time.Duration) { c.Progress.SpendAgentTime = d }),
+	listKey("schedule.active_hours", checkActiveHours, func(c *Config, l []string) { c.Schedule.ActiveHours = l }),
+	stringKey("schedule.timezone", checkTimezone, func(c *Config, s string) { c.Schedule.Timezone = s }),
 	boolKey("progress.enabled", func(c *Config, b bool) { c.Progress.Enabled = b }),
 	intKey("progress.idle_loops", 0, func(c *Config, n int) { c.Progress.IdleLoops = n }),
 	intKey("progress.loops", 0, func(c *Config, n int) { c.Progress.Loops = n }),
@@ -100,7 +133,7 @@ var fixedSettings = []setting{
 // sections are the tables of the file, in the order of the documented reference.
 var sections = []string{"loop", "auto_retry", "signature", "backoff", "classify", "budget",
 	"circuit_breaker", "stall", "cascade", "tiers", "verify", "logs", "metrics", "notify", "agent", "progress",
-	"shared_budget"}
+	"shared_budget", "schedule"}
 
 const (
 	byTypeTable = "max_retries_by_type"
