@@ -36,10 +36,17 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err := enableSubreaper(); err != nil {
 		return Result{ExitCode: -1}, fmt.Errorf("becoming a child subreaper: %w", err)
 	}
+	// Until its shell is among the leaders, another Run must not take it
+	// for an orphan of its own.
+	leaders.starting(1)
 	st, err := startCommand(s)
 	if err != nil {
+		leaders.starting(-1)
 		return Result{ExitCode: -1}, err
 	}
+	leaders.add(st.cmd.Process.Pid)
+	leaders.starting(-1)
+	defer leaders.remove(st.cmd.Process.Pid)
 	defer releaseToken(st.token)
 	cmd := st.cmd
 	// The leader is reaped only at the very end: until then its pid, which
@@ -51,8 +58,6 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 		close(exited)
 	}()
 
-	leaders.add(cmd.Process.Pid)
-	defer leaders.remove(cmd.Process.Pid)
 	g := newGroup(cmd.Process.Pid, func(markers []string) bool {
 		return slices.Contains(markers, st.token)
 	})
@@ -105,8 +110,15 @@ func Sweep() error {
 var leaders = activeLeaders{pids: map[int]bool{}}
 
 type activeLeaders struct {
-	mu   sync.Mutex
-	pids map[int]bool
+	mu     sync.Mutex
+	pids   map[int]bool
+	starts int // Runs starting their shell, not yet among pids
+}
+
+func (a *activeLeaders) starting(n int) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.starts += n
 }
 
 func (a *activeLeaders) add(pid int) {
@@ -121,11 +133,12 @@ func (a *activeLeaders) remove(pid int) {
 	delete(a.pids, pid)
 }
 
-// only reports whether the Run of leader is the only one in progress.
+// only reports whether the Run of leader is the only one in progress, and
+// no other is starting.
 func (a *activeLeaders) only(leader int) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return len(a.pids) == 1 && a.pids[leader]
+	return a.starts == 0 && len(a.pids) == 1 && a.pids[leader]
 }
 
 var subreaper struct {
