@@ -21,12 +21,22 @@
 //     second, and only outside the agent's own message text where the output
 //     is structured, so a model talking about rate limits is not a rate limit.
 //     Text is matched on the last lines joined, so a message wrapped by a
-//     terminal, even mid-word, still matches.
+//     terminal, even mid-word or mid-number, still matches; the lines after
+//     a limit are read joined to it until its wording ends.
 //   - Rate limits (HTTP 429, RESOURCE_EXHAUSTED, exceeded quotas) and usage
 //     limits are limits: Report.Limit is set, with Until whenever the output
-//     states an instant or a delay. Relative and zone-less times are resolved
-//     against the instant the output was produced, in the IANA zone the
-//     message names or else the Reader's location. An overload (HTTP 529,
+//     states an instant or a delay. The instant is read by a small grammar,
+//     not a pattern per wording: an anchor ("resets", "try again", "retry",
+//     a "resets_at" key, "limit reached|") followed by a delay ("in 3h 2m",
+//     "after 25s"), an epoch, or an instant: an optional date ("Sep 15",
+//     "Apr 28th, 2026", "10 de jul. de 2026", "tomorrow") and "at", a clock
+//     ("5pm", "3:45 PM", "11:52") and an optional zone (an IANA name in
+//     parentheses, UTC/GMT with an offset, or an abbreviation such as PST,
+//     read as the fixed offset it names). Blanks between the parts are
+//     optional, as a wrap drops them. Relative and zone-less times are
+//     resolved against the instant the output was produced, in the zone the
+//     message names or else the Reader's location; a zone the reader does
+//     not know is not guessed, and the instant stays unknown. An overload (HTTP 529,
 //     overloaded_error) is an error of kind "overloaded", not a limit. An
 //     allocation disabled by an administrator is an error of kind "auth": no
 //     clock lifts it.

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
 )
 
 // Invented outputs for cases the real samples do not cover.
@@ -49,45 +48,6 @@ func TestEdgeSamples(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			checkReport(t, readAll(t, name, data, w, 7), w)
-		})
-	}
-}
-
-// wrap breaks s every width runes, mid-word, as a terminal does.
-func wrap(s string, width int) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if r == '\n' {
-			n = 0
-		} else if n == width {
-			b.WriteByte('\n')
-			n = 0
-		}
-		b.WriteRune(r)
-		if r != '\n' {
-			n++
-		}
-	}
-	return b.String()
-}
-
-// A limit message wrapped at 40 columns, mid-word, reads as the unwrapped one.
-func TestWrappedAt40Columns(t *testing.T) {
-	for name, w := range realWants {
-		if !strings.HasSuffix(name, ".txt") || w.until == "" {
-			continue
-		}
-		data, err := os.ReadFile(filepath.Join("testdata/real", name))
-		if err != nil {
-			t.Fatal(err)
-		}
-		wrapped := wrap(string(data), 40)
-		if !strings.Contains(wrapped, "\n") || !utf8.ValidString(wrapped) {
-			t.Fatalf("%s: not wrapped", name)
-		}
-		t.Run(name, func(t *testing.T) {
-			checkReport(t, readAll(t, name, []byte(wrapped), w, 3), w)
 		})
 	}
 }

@@ -9,7 +9,7 @@ const (
 	maxLine    = 1 << 20 // a line is kept whole up to this size
 	lineTail   = 64 << 10
 	maxDoc     = 4 << 20 // a pretty-printed JSON document is kept up to this size
-	windowLen  = 8       // lines joined for wrapped wordings
+	windowLen  = 16      // lines joined for wrapped wordings: a message wrapped at 20 columns
 	windowLine = 2 << 10 // bytes of each line kept for the window
 )
 
@@ -39,7 +39,10 @@ type Reader struct {
 	sumCost      float64
 	hasSumCost   bool
 	lastMsgID    string
-	sinceLimit   int // lines read since a limit was stated
+	sinceLimit   int    // lines read since a limit was stated
+	limitText    []byte // the text that stated the limit, and the lines after it
+	aider        []byte // an Aider report whose lines may continue
+	aiderLines   int
 }
 
 // NewReader returns a Reader for the output of an agent of the given kind
@@ -131,6 +134,9 @@ func (r *Reader) Report() Report {
 	}
 	if r.inDoc {
 		r.abandonDoc()
+	}
+	if len(r.aider) > 0 {
+		r.flushAider()
 	}
 	rep := r.rep
 	if !r.resultCost && r.hasSumCost {
@@ -265,6 +271,7 @@ func (r *Reader) setLimit(until time.Time, text string) {
 	if len(text) > 300 {
 		text = text[:300]
 	}
+	r.limitText = r.limitText[:0]
 	if r.rep.Limit != nil && until.IsZero() && !r.rep.Limit.Until.IsZero() {
 		return
 	}

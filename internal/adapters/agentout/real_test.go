@@ -77,6 +77,38 @@ var realWants = map[string]want{
 	"opencode-tpm-21465.txt":          {at: "2026-04-08T00:00:00Z", tokens: none, errKind: ErrRateLimit, limit: true},
 	"opencode-retrying-40014.txt":     {at: "2026-08-01T00:00:00Z", tokens: none, errKind: ErrRateLimit, limit: true, until: "2026-08-01T00:59:00Z"},
 	"opencode-free-usage-42215.txt":   {at: "2026-08-13T00:00:00Z", tokens: none, errKind: ErrUsageLimit, limit: true},
+
+	// The wordings of limits and costs gathered further: "out of extra usage",
+	// dates with "at", zone abbreviations, epochs in wrapped JSON bodies and
+	// Aider's cost wrapped onto the next line.
+	"claude-extra-usage-9pm-ralph100.txt":    {at: "2026-01-17T00:00:00Z", agent: KindClaude, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-01-17T21:00:00Z"},
+	"claude-extra-usage-seoul-56219.txt":     {at: "2026-05-05T06:35:43Z", agent: KindClaude, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-05-05T10:00:00Z"},
+	"claude-extra-usage-budapest-22603.txt":  {at: "2026-02-02T19:49:25Z", agent: KindClaude, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-02-04T19:00:00Z"},
+	"claude-extra-usage-cordoba-42654.txt":   {at: "2026-04-02T16:11:16Z", agent: KindClaude, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-04-03T12:00:00Z"},
+	"claude-weekly-sep15-at-92834.txt":       {at: "2026-09-08T00:00:00Z", agent: KindClaude, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-09-15T19:00:00Z"},
+	"claude-limit-etc-gmt5-2087.txt":         {at: "2025-06-14T17:56:06Z", agent: KindClaude, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2025-06-14T18:00:00Z"},
+	"claude-session-limit-tokyo-77082.txt":   {at: "2026-07-13T00:00:00Z", agent: KindClaude, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-07-13T11:30:00Z"},
+	"claude-limit-santiago-wrapped-9236.txt": {at: "2025-10-09T00:00:00Z", agent: KindClaude, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2025-10-09T18:00:00Z"},
+	"claude-weekly-seoul-12789.txt":          {at: "2025-12-01T04:32:07Z", agent: KindClaude, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2025-12-02T01:00:00Z"},
+	"codex-have-hit-jul23-pdd2175.txt":       {at: "2026-07-17T00:00:00Z", agent: KindCodex, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-07-23T04:15:00Z"},
+	"codex-try-again-clock-22650.txt":        {at: "2026-05-14T00:00:00Z", agent: KindCodex, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-05-14T18:44:00Z"},
+	"codex-jul5-26668.txt":                   {at: "2026-06-05T00:00:00Z", agent: KindCodex, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-07-05T20:19:00Z"},
+	"codex-429-retry-limit-26057.txt":        {at: "2026-06-03T00:00:00Z", tokens: none, errKind: ErrRateLimit, limit: true},
+	"codex-out-of-messages-31567.txt":        {at: "2026-07-08T00:00:00Z", agent: KindCodex, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-07-12T05:04:00Z"},
+	"codex-resets-at-json-pi4172.txt":        {at: "2026-05-04T19:24:56Z", agent: KindCodex, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-05-04T23:16:00Z"},
+	"codex-resets-at-split-pi4172.txt":       {at: "2026-05-04T19:24:56Z", agent: KindCodex, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-05-04T23:16:00Z"},
+	"gemini-access-resets-gmt-3-22643.txt":   {at: "2026-03-16T00:00:00Z", agent: KindGemini, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-03-16T01:57:00Z"},
+	"gemini-access-resets-pst-built.txt":     {at: "2026-01-15T20:00:00Z", agent: KindGemini, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-01-16T01:55:00Z"},
+	"gemini-access-resets-pdt-built.txt":     {at: "2026-07-01T12:00:00Z", agent: KindGemini, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-07-01T16:05:00Z"},
+	"gemini-capacity-2h52m-foundry.txt":      {at: "2026-01-01T10:36:16Z", agent: KindGemini, tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-01-01T13:28:00Z"},
+	"gemini-daily-quota-exhausted-15576.txt": {at: "2025-12-26T00:00:00Z", agent: KindGemini, tokens: none, errKind: ErrUsageLimit, limit: true},
+	"aider-session-wrapped-2491.txt":         {at: "2024-11-30T00:00:00Z", agent: KindAider, cost: 3.42, hasCost: true, tokens: tok(1029000, 186, -1, -1)},
+	"aider-ratelimit-retry-2491.txt":         {at: "2024-11-30T00:00:00Z", agent: KindAider, tokens: none, errKind: ErrRateLimit, limit: true, until: "2024-11-30T00:00:00Z"},
+	"aider-cost-next-line-1854.txt":          {at: "2024-10-01T00:00:00Z", agent: KindAider, cost: 0.21, hasCost: true, tokens: tok(14000, 1100, -1, -1)},
+	"aider-token-limit-1919.txt":             {at: "2024-10-04T00:00:00Z", agent: KindAider, cost: 9.68, hasCost: true, tokens: tok(1663000, 0, -1, -1)},
+	"opencode-usage-limit-reached-47239.txt": {at: "2026-09-04T00:00:00Z", tokens: none, errKind: ErrUsageLimit, limit: true},
+	"opencode-weekly-reset-in-49170.txt":     {at: "2026-09-15T00:00:00Z", tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-09-20T10:00:00Z"},
+	"opencode-monthly-42686.txt":             {at: "2026-08-15T00:00:00Z", tokens: none, errKind: ErrUsageLimit, limit: true, until: "2026-08-25T19:00:00Z"},
 }
 
 func mustTime(t *testing.T, s string) time.Time {
