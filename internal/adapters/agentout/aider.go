@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/autoretry/orchestrator/internal/lazyre"
+	"github.com/autoretry/orchestrator/internal/foundations/lazyre"
 )
 
 // Aider's report after each message, as it prints it:
