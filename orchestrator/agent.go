@@ -99,7 +99,7 @@ func agentCause(rep agentout.Report) string {
 // withAgent adds to a loop execution's event what its agent reported.
 func withAgent(ev Event, rep agentout.Report) Event {
 	if t := rep.Tokens; t.Known() {
-		ev.Tokens = &EventTokens{Input: t.Input, Output: t.Output, CacheRead: t.CacheRead, CacheWrite: t.CacheWrite}
+		ev.Tokens = &EventTokens{Input: t.Input, Output: t.Output, CacheRead: t.CacheRead, CacheWrite: t.CacheWrite, CacheInInput: cacheInInput(rep)}
 	}
 	ev.AgentError = rep.ErrorKind
 	if w := rep.Window; w != nil && w.Used != nil {
@@ -116,4 +116,22 @@ func (r *Runner) execCost(rep agentout.Report, tail []byte, costPath string) flo
 		return *rep.CostUSD
 	}
 	return r.loopCost(tail, costPath)
+}
+
+// budgetTokens are the tokens of a report the budgets count: input plus
+// output as the agent stated them, without cache reads.
+func budgetTokens(rep agentout.Report) int64 {
+	t := rep.Tokens
+	return t.Input - cacheInInput(rep) + t.Output
+}
+
+// cacheInInput is the part of a report's input count that is cache reads:
+// Codex and Gemini count cached tokens in their input, Claude Code and
+// opencode apart from it.
+func cacheInInput(rep agentout.Report) int64 {
+	t := rep.Tokens
+	if (rep.Agent == agentout.KindCodex || rep.Agent == agentout.KindGemini) && t.HasCacheRead && t.CacheRead <= t.Input {
+		return t.CacheRead
+	}
+	return 0
 }

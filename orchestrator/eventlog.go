@@ -66,6 +66,9 @@ type Event struct {
 	Silent bool `json:"silent,omitempty"`
 	// Check is the Verify check whose failure an attempt records.
 	Check string `json:"check,omitempty"`
+	// StoppedBy is the reason code of the rule that stopped a loop
+	// execution while it ran: a budget its spend reached, or hung.
+	StoppedBy Code `json:"stopped_by,omitempty"`
 }
 
 // EventTokens are the tokens an agent reported for one loop execution, as it
@@ -75,7 +78,14 @@ type EventTokens struct {
 	Output     int64 `json:"output"`
 	CacheRead  int64 `json:"cache_read"`
 	CacheWrite int64 `json:"cache_write"`
+	// CacheInInput is the part of Input that is cache reads, where the
+	// agent counts them in its input (Codex, Gemini).
+	CacheInInput int64 `json:"cache_read_in_input,omitempty"`
 }
+
+// Counted are the tokens the budgets count: input plus output, cache reads
+// not counted.
+func (t EventTokens) Counted() int64 { return t.Input - t.CacheInInput + t.Output }
 
 // Log event names.
 const (

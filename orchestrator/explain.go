@@ -26,6 +26,9 @@ type RunExplanation struct {
 	Stop  string    `json:"stop,omitempty"`
 	Hint  string    `json:"hint,omitempty"`
 	Rules []Verdict `json:"rules"`
+	// During are the rules that hold while a loop runs: they stop a
+	// running loop, never keep one from starting.
+	During []Verdict `json:"during_loop"`
 }
 
 // CheckExplanation is what "orchestrator check" would decide now.
@@ -65,7 +68,7 @@ func (o *Orchestrator) Explain(ids []string) (Explanation, error) {
 	runIn := in
 	runIn.Run = true
 	all, stop := Gate(runIn, KindRegular)
-	ex.Run = RunExplanation{Start: stop == nil, Rules: all}
+	ex.Run = RunExplanation{Start: stop == nil, Rules: all, During: LoopLimits(runIn)}
 	if stop != nil {
 		ex.Run.Code, ex.Run.Stop, ex.Run.Hint = stop.Rule, stop.Reason, stop.Hint
 	}
@@ -152,6 +155,13 @@ func (ex Explanation) PrintWidth(w io.Writer, width int) error {
 	fmt.Fprintln(tw, "\nrule\tnow\tlimit\tverdict")
 	for _, v := range ex.Run.Rules {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Rule, v.Value, v.Limit, verdict(v))
+	}
+	if len(ex.Run.During) > 0 {
+		fmt.Fprintln(tw, "\nWhile a loop runs:")
+		fmt.Fprintln(tw, "\nrule\tnow\tlimit")
+		for _, v := range ex.Run.During {
+			fmt.Fprintf(tw, "%s\t%s\t%s\n", v.Rule, v.Value, v.Limit)
+		}
 	}
 	fmt.Fprintln(tw)
 	switch ex.Check.Outcome {

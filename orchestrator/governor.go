@@ -144,6 +144,7 @@ func Gate(in Inputs, kind string) (all []Verdict, stop *Verdict) {
 	}
 	rules = append(rules, ruleDailyLoops, ruleDailyAgentTime, ruleDailyCost)
 	rules = append(rules, ruleDailyTokens, ruleWindowShare)
+	rules = append(rules, reserveRules...)
 	rules = append(rules, ruleDailyIssuesFiled)
 	if kind == KindAutoRetry {
 		rules = append(rules, ruleDailyAutoRetries)

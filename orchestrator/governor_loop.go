@@ -26,6 +26,9 @@ type Cut struct {
 	Tries       int
 	Sentinel    bool   // no_auto_retry appeared during a backoff
 	What        string // what in the output said so
+	// Hung is how long the loop had printed nothing when [loop]
+	// idle_timeout stopped it; 0 when it did not.
+	Hung time.Duration
 }
 
 // ExecFacts are how one execution of the loop command ended.
@@ -33,6 +36,11 @@ type ExecFacts struct {
 	Try      int
 	Aborted  bool // abort, SIGINT or SIGTERM
 	TimedOut bool
+	// Stopped is the rule that stopped the execution while it ran
+	// (DuringLoop: a budget its spend reached); Idle the [loop]
+	// idle_timeout that stopped it for silence (0: none did).
+	Stopped  *Verdict
+	Idle     time.Duration
 	ExitCode int
 	// Class is the failure's class (ResultPermanent, classAuth,
 	// classRateLimit, classTransient; "" for an ordinary failure), and
@@ -70,6 +78,12 @@ func DecideExec(x ExecFacts, cfg *config.Config) ExecStep {
 	switch {
 	case x.Aborted:
 		return ExecStep{Result: ResultAborted}
+	case x.Stopped != nil:
+		// A budget reached while it ran: the machine's limit, not the
+		// issues' attempt.
+		return ExecStep{Cut: &Cut{Rule: x.Stopped}}
+	case x.Idle > 0:
+		return ExecStep{Cut: &Cut{Hung: x.Idle}}
 	case x.TimedOut:
 		return ExecStep{Result: ResultTimeout}
 	case x.ExitCode == 0 && !x.Agent:
@@ -205,8 +219,11 @@ type LoopStep struct {
 	Stop   *StopError // why the run ends, when it ends stopped
 	Halt   *Verdict   // a progress rule halts the loop's unresolved issues
 	Settle Settle
-	Window bool   // Stop opens a rate-limit window
-	Result string // the loop's result as recorded, when it is not the facts'
+	Window bool // Stop opens a rate-limit window
+	// Breaker counts the loop as failed for the circuit breaker, when a
+	// cut loop skips the verification that would count it.
+	Breaker bool
+	Result  string // the loop's result as recorded, when it is not the facts'
 }
 
 // AfterLoop decides what comes after a loop, from what is known of it. The
@@ -238,6 +255,8 @@ func cutVerdict(f LoopFacts) LoopStep {
 	switch {
 	case c.Rule != nil:
 		v.Stop = StopFor(c.Rule)
+	case c.Hung > 0:
+		v.Stop, v.Breaker = stopHung(f.Loop, c.Hung, PathsIn(f.Dir).LoopLogs(), f.Config.CircuitBreaker.Threshold), true
 	case c.Auth:
 		v.Stop, v.Result = stopAgentAuth(c.What), ResultPermanent // the agent's credentials were refused
 	case c.Sentinel:

@@ -22,7 +22,7 @@ import (
 var HistoryHeader = []string{
 	"run_id", "loop", "kind", "started_at", "finished_at", "duration_ms", "exit_code", "result",
 	"transient_retries", "issues", "resolved", "failed", "halted", "escalated", "total_auto_retries", "breaker",
-	"progress",
+	"progress", "stopped_by",
 }
 
 // historyMinFields is the number of columns every version of history.csv
@@ -58,6 +58,9 @@ type LoopRecord struct {
 	TotalAutoRetries int
 	Breaker          string
 	Progress         string // the loop's progress verdict; "" in older rows
+	// StoppedBy is the reason code of the rule that stopped the loop while
+	// it ran (a budget, hung); "" when none did, and in older rows.
+	StoppedBy Code
 
 	// Not in history.csv: in the loop's event.
 	Workspace *WorkspaceChange
@@ -70,7 +73,7 @@ func (r LoopRecord) row() []string {
 		r.RunID, strconv.Itoa(r.Loop), r.Kind, r.Started.UTC().Format(time.RFC3339), r.Finished.UTC().Format(time.RFC3339),
 		strconv.FormatInt(r.Finished.Sub(r.Started).Milliseconds(), 10), strconv.Itoa(r.ExitCode), r.Result,
 		strconv.Itoa(r.TransientRetries), j(r.Issues), j(r.Resolved), j(r.Failed), j(r.Halted), j(r.Escalated),
-		strconv.Itoa(r.TotalAutoRetries), r.Breaker, r.Progress,
+		strconv.Itoa(r.TotalAutoRetries), r.Breaker, r.Progress, string(r.StoppedBy),
 	}
 }
 
@@ -507,6 +510,9 @@ func parseHistoryRow(rec []string) (LoopRecord, error) {
 	r.TotalAutoRetries, r.Breaker = atoi(rec[14]), rec[15]
 	if len(rec) > 16 {
 		r.Progress = rec[16]
+	}
+	if len(rec) > 17 {
+		r.StoppedBy = Code(rec[17])
 	}
 	return r, err
 }

@@ -22,6 +22,9 @@ import (
 type loopResult struct {
 	procgroup.Result
 	started time.Time
+	// stoppedBy is the code of the rule that stopped the last execution
+	// while it ran (a budget, hung); "" when none did.
+	stoppedBy Code
 }
 
 // runLoop executes the loop command, re-executing it after transient
@@ -96,17 +99,21 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 		started := r.now()
 		os.Remove(costPath)
 		ar := r.agentReader(started)
-		var out io.Writer = r.Terminal
-		if ar != nil {
-			out = ar
-			if r.Terminal != nil {
-				out = io.MultiWriter(r.Terminal, ar)
-			}
+		stop := &procgroup.Stopper{}
+		w, err := r.watchLoop(ar, started, stop)
+		if err != nil {
+			return lr, "", transient, nil, err
+		}
+		var out io.Writer = w
+		if r.Terminal != nil {
+			out = io.MultiWriter(r.Terminal, w)
 		}
 		res, err := r.exec(ctx, procgroup.Spec{
 			Command: cfg.Loop.Command, Dir: filepath.Dir(absDir), Env: env, Timeout: cfg.Loop.Timeout, Grace: cfg.Loop.KillGrace,
+			IdleTimeout: cfg.Loop.IdleTimeout, Stop: stop,
 			Output: out, Tail: 64 << 10, LogPath: filepath.Join(logDir, fmt.Sprintf("%s-%02d.log", runID, loop)),
 		})
+		hit := w.close()
 		lr = loopResult{Result: res, started: started}
 		if err != nil && ctx.Err() != nil {
 			return lr, ResultAborted, transient, nil, nil // cancelled before it started
@@ -115,16 +122,22 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 			return lr, "", transient, nil, err
 		}
 		arep := agentReport(ar)
+		x := ExecFacts{Try: try, Aborted: res.Canceled || ctx.Err() != nil, TimedOut: res.TimedOut, ExitCode: res.ExitCode}
+		switch {
+		case res.StoppedBy != "" && hit != nil:
+			x.Stopped, lr.stoppedBy = hit, hit.Rule
+		case res.Idle:
+			x.Idle, lr.stoppedBy = cfg.Loop.IdleTimeout, CodeHung
+		}
 		if err := o.log().Record(withAgent(Event{Time: r.now(), Event: EvExec, RunID: runID, Loop: loop, Kind: kind, Attempt: try,
-			DurationMS: r.now().Sub(started).Milliseconds(), Cost: r.execCost(arep, res.Tail, costPath)}, arep)); err != nil {
+			DurationMS: r.now().Sub(started).Milliseconds(), Cost: r.execCost(arep, res.Tail, costPath), StoppedBy: lr.stoppedBy}, arep)); err != nil {
 			return lr, "", transient, nil, err
 		}
 		if cause := agentCause(arep); cause != "" {
 			r.progress("loop %d: %s", loop, cause)
 		}
 		af := agentFailureOf(arep, res.ExitCode)
-		x := ExecFacts{Try: try, Aborted: res.Canceled || ctx.Err() != nil, TimedOut: res.TimedOut, ExitCode: res.ExitCode,
-			Agent: af.class != "", AgentState: af.state(), Until: af.until, Now: r.now(), Jitter: r.rand()}
+		x.Agent, x.AgentState, x.Until, x.Now, x.Jitter = af.class != "", af.state(), af.until, r.now(), r.rand()
 		x.Class, x.What = classOf(cfg, res, af)
 		x.Hint, x.HasHint = RetryHint(res.Tail, x.Now)
 		step := DecideExec(x, cfg)
@@ -162,6 +175,10 @@ func classOf(cfg *config.Config, res procgroup.Result, af agentFailure) (class, 
 func (r *Runner) tellExec(loop int, x ExecFacts, step ExecStep) {
 	c := step.Cut
 	switch {
+	case x.Stopped != nil:
+		r.progress("loop %d reached %s while it ran; stopping it", loop, x.Stopped.Rule)
+	case x.Idle > 0:
+		r.progress("loop %d printed nothing for %s; stopping it", loop, x.Idle)
 	case step.Result == ResultTimeout:
 		r.progress("loop %d timed out after %s", loop, r.O.Config.Loop.Timeout)
 	case step.Result == ResultPermanent:

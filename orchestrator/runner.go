@@ -282,6 +282,13 @@ func (r *Runner) loops(ctx context.Context, rep *RunReport, halfOpen bool) error
 			return err
 		}
 		v := r.decide(ctx, &lp.f)
+		if v.Breaker {
+			// A cut loop is not verified, which would count it.
+			if lp.f.Breaker, err = r.breakerAfter(ctx, true, halfOpen); err != nil {
+				return err
+			}
+			lp.lr.Breaker, halfOpen = lp.f.Breaker.State, false
+		}
 		if v.Next == NextVerify {
 			if err := r.verifyLoop(ctx, rep, lp, retried, halfOpen, &cascade); err != nil {
 				return err
@@ -375,7 +382,7 @@ func (r *Runner) runOne(ctx context.Context, rep *RunReport, loop int, kind stri
 	r.noteLoop(loop, res, result)
 	lp.res = res
 	lp.lr = LoopRecord{RunID: rep.RunID, Loop: loop, Kind: kind, Started: res.started, Finished: r.now(), ExitCode: res.ExitCode,
-		Result: result, TransientRetries: transient, Issues: retried}
+		Result: result, TransientRetries: transient, Issues: retried, StoppedBy: res.stoppedBy}
 	changes, err := o.guardAfter(snap, rep.RunID, loop)
 	if err != nil {
 		return nil, err

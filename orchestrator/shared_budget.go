@@ -308,6 +308,5 @@ func loopTokens(path string) int64 {
 	if _, err := io.Copy(r, f); err != nil {
 		return 0
 	}
-	t := r.Report().Tokens
-	return t.Input + t.Output
+	return budgetTokens(r.Report())
 }

@@ -183,7 +183,7 @@ func ReadUsage(dir string, now time.Time) (Usage, error) {
 			x := Exec{At: ev.Time, Kind: ev.Kind, Duration: time.Duration(ev.DurationMS) * time.Millisecond, Cost: ev.Cost,
 				WindowUsed: ev.WindowUsed, WindowReset: ev.WindowReset}
 			if ev.Tokens != nil {
-				x.Tokens = ev.Tokens.Input + ev.Tokens.Output
+				x.Tokens = ev.Tokens.Counted()
 			}
 			u.Execs = append(u.Execs, x)
 		case EvAutoRetryLoop:

@@ -138,6 +138,14 @@ func (r *Reader) Report() Report {
 	if len(r.aider) > 0 {
 		r.flushAider()
 	}
+	return r.Sofar()
+}
+
+// Sofar returns what the complete lines read so far said, leaving a
+// pending last line or document to the next Write: for a caller that
+// watches the output while it streams. Report is Sofar once the output has
+// ended.
+func (r *Reader) Sofar() Report {
 	rep := r.rep
 	if !r.resultCost && r.hasSumCost {
 		c := r.sumCost
