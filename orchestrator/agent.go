@@ -105,6 +105,14 @@ func withAgent(ev Event, rep agentout.Report) Event {
 	if w := rep.Window; w != nil && w.Used != nil {
 		ev.WindowUsed, ev.WindowReset = *w.Used, w.ResetsAt
 	}
+	for _, w := range rep.Windows {
+		if w.Used != nil {
+			ev.Windows = append(ev.Windows, WindowReport{Name: w.Name, Used: *w.Used, Reset: w.ResetsAt})
+		}
+	}
+	if rep.Agent != agentout.KindNone {
+		ev.Agent = string(rep.Agent)
+	}
 	return ev
 }
 

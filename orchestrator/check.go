@@ -283,7 +283,7 @@ func keepClaimedCounts(q *issuequeue.Queue, u Usage) map[string]string {
 func (o *Orchestrator) inputs(q *issuequeue.Queue, st *issuequeue.State) (Inputs, error) {
 	now := o.now()
 	u, err := ReadUsage(o.Dir, now)
-	if err != nil {
+	if err != nil && u.Unreadable == nil { // an unreadable budget stops loops: ruleBudgetReadable
 		return Inputs{}, fmt.Errorf("reading the event log: %w", err)
 	}
 	p, err := ReadPause(o.Dir)

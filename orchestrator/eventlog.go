@@ -46,6 +46,10 @@ type Event struct {
 	AgentError  string       `json:"agent_error,omitempty"`
 	WindowUsed  float64      `json:"window_used,omitempty"` // share of the window used, 0..1
 	WindowReset time.Time    `json:"window_reset,omitzero"` // when that window resets
+	// Windows are its reports of each usage window it named (a 5-hour
+	// and a weekly one); Agent the agent whose output it was.
+	Windows []WindowReport `json:"windows,omitempty"`
+	Agent   string         `json:"agent,omitempty"`
 
 	// Of a loop: what it did to the workspace, its progress verdict, and
 	// the facts the verdict rests on (for replay).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/autoretry/orchestrator/internal/foundations/config"
+	"github.com/autoretry/orchestrator/internal/foundations/schedule"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
@@ -136,14 +137,17 @@ func Gate(in Inputs, kind string) (all []Verdict, stop *Verdict) {
 		rules = append(rules, ruleBreaker)
 	}
 	rules = append(rules, ruleRateLimited)
+	rules = append(rules, ruleActiveHours)
 	if kind == KindAutoRetry {
 		rules = append(rules, ruleSentinel, ruleDisabled)
 	}
 	if in.Shared != nil {
 		rules = append(rules, sharedRules(kind)...)
 	}
+	rules = append(rules, ruleBudgetReadable)
 	rules = append(rules, ruleDailyLoops, ruleDailyAgentTime, ruleDailyCost)
 	rules = append(rules, ruleDailyTokens, ruleWindowShare)
+	rules = append(rules, ruleWindowPace)
 	rules = append(rules, reserveRules...)
 	rules = append(rules, ruleDailyIssuesFiled)
 	if kind == KindAutoRetry {
@@ -159,7 +163,7 @@ func Gate(in Inputs, kind string) (all []Verdict, stop *Verdict) {
 		v := r(in)
 		all = append(all, v)
 		if v.Stop && stop == nil {
-			s := v
+			s := liftsInActiveHours(v, in)
 			stop = &s
 		}
 	}
@@ -679,5 +683,159 @@ func budgetSpent(v Verdict, in Inputs, next time.Time, spent, limit string) Verd
 	v.Stop, v.Until = true, next
 	v.Reason = fmt.Sprintf("daily budget spent: %s in the last 24h (limit %s); next loop possible at %s", spent, limit, clock(next, in.Now))
 	v.Hint = budgetHint(in)
+	return v
+}
+
+// Reason codes of the rules on when loops start and how fast they spend.
+const (
+	// CodeOutsideActiveHours: outside [schedule] active_hours no loop
+	// starts; a loop running when they end finishes.
+	CodeOutsideActiveHours Code = "outside_active_hours"
+	// CodeWindowPace: [budget] window_pace, the agent used more of a usage
+	// window than the share of it elapsed plus windowPaceSlack.
+	CodeWindowPace Code = "window_pace"
+	// CodeBudgetUnreadable: the event log the budgets count from cannot
+	// be read, so what was spent is unknown.
+	CodeBudgetUnreadable Code = "budget_unreadable"
+)
+
+// activeHours is the configured schedule; nil when loops start at any
+// hour.
+func activeHours(cfg *config.Config) (*schedule.Schedule, error) {
+	if len(cfg.Schedule.ActiveHours) == 0 {
+		return nil, nil
+	}
+	return schedule.Parse(cfg.Schedule.ActiveHours, cfg.Schedule.Timezone)
+}
+
+// wallTime shows t on the wall clock of the active hours' zone, with its
+// day: the next start may be days away.
+func wallTime(t time.Time) string { return t.Format("Mon Jan 2 15:04 MST") }
+
+// ruleActiveHours is [schedule] active_hours: a loop starts only inside
+// them. It gates the start of every loop, the auto-retry loops of a run
+// included; a loop that is running when they end finishes.
+func ruleActiveHours(in Inputs) Verdict {
+	v := Verdict{Rule: CodeOutsideActiveHours, Value: "no active hours: loops start at any hour", Limit: "off"}
+	s, err := activeHours(in.Config)
+	if err != nil {
+		v.Value, v.Stop = err.Error(), true
+		v.Reason = "the active hours cannot be read: " + err.Error()
+		v.Hint = "fix [schedule] in config.toml; '" + in.inv() + " lint' checks it"
+		return v
+	}
+	if s == nil {
+		return v
+	}
+	v.Limit = "loops start within " + s.String()
+	next := s.Next(in.Now)
+	if next.Equal(in.Now) {
+		v.Value = "inside the active hours at " + wallTime(next)
+		return v
+	}
+	v.Value = "outside the active hours at " + wallTime(in.Now.In(next.Location()))
+	v.Stop, v.Wait, v.Until = true, true, next
+	v.Reason = fmt.Sprintf("outside the active hours (%s); the next loop may start at %s", s, wallTime(next))
+	v.Hint = "runs before then exit 0 without running a loop; '" + in.inv() + " run --ignore-schedule' runs once anyway"
+	return v
+}
+
+// liftsInActiveHours moves the end of a stop that lifts by itself outside
+// the active hours to their next start: no loop starts before both allow
+// it.
+func liftsInActiveHours(v Verdict, in Inputs) Verdict {
+	if v.Until.IsZero() || v.Rule == CodeOutsideActiveHours {
+		return v
+	}
+	s, err := activeHours(in.Config)
+	if err != nil || s == nil || s.Active(v.Until) {
+		return v
+	}
+	v.Until = s.Next(v.Until)
+	v.Reason += "; that is outside the active hours: the next loop may start at " + wallTime(v.Until)
+	return v
+}
+
+// ruleBudgetReadable fails closed: when the event log the budgets count
+// from cannot be read (a line in its middle that is not an event), what
+// was spent is unknown, and it is never taken as nothing. A last line
+// torn by a crash is not read and does not stop.
+func ruleBudgetReadable(in Inputs) Verdict {
+	v := Verdict{Rule: CodeBudgetUnreadable, Value: "the event log reads", Limit: "no loop while it cannot be read"}
+	le := in.Usage.Unreadable
+	if le == nil {
+		return v
+	}
+	v.Value, v.Stop = le.Error(), true
+	if le.Line == 0 {
+		v.Reason = fmt.Sprintf("the budgets' record %s cannot be read (%v); what was spent is unknown", le.File, le.Err)
+		v.Hint = "make " + le.File + " readable by the user running '" + in.inv() + "'; '" + in.inv() + " doctor' checks the setup"
+		return v
+	}
+	v.Reason = fmt.Sprintf("the budgets' record cannot be read: line %d of %s is not an event; what was spent is unknown", le.Line, le.File)
+	v.Hint = fmt.Sprintf("fix or delete line %d of %s (each line is one JSON object the tool wrote); '%s explain' shows the budgets once it reads",
+		le.Line, le.File, in.inv())
+	return v
+}
+
+// windowPaceSlack is how far ahead of the share of a usage window elapsed
+// [budget] window_pace lets the share used run.
+const windowPaceSlack = 0.2
+
+// windowLengths are the usage windows whose length is known, by the name
+// the agent gives them: the share elapsed is measured against it.
+var windowLengths = map[string]time.Duration{
+	"five_hour": 5 * time.Hour,
+	"seven_day": 7 * 24 * time.Hour,
+}
+
+// windowLength is the length of the usage window named name; 0 when
+// unknown. Weekly windows of one model ("seven_day_opus") are a week too.
+func windowLength(name string) time.Duration {
+	if strings.HasPrefix(name, "seven_day") {
+		return windowLengths["seven_day"]
+	}
+	return windowLengths[name]
+}
+
+// ruleWindowPace is [budget] window_pace: for every usage window the agent
+// last reported, a loop starts only while the share used is at most the
+// share of the window elapsed plus windowPaceSlack. The window that allows
+// the next loop last decides.
+func ruleWindowPace(in Inputs) Verdict {
+	v := Verdict{Rule: CodeWindowPace, Value: "no usage window with a known length reported", Limit: "off"}
+	if in.Config.Budget.WindowPace {
+		v.Limit = fmt.Sprintf("used at most elapsed + %.0f%% of each window", windowPaceSlack*100)
+	}
+	var shown []string
+	var worst WindowReport
+	var worstElapsed float64
+	for _, w := range in.Usage.Windows(in.Now) {
+		length := windowLength(w.Name)
+		if length <= 0 {
+			continue
+		}
+		elapsed := min(1, max(0, 1-float64(w.Reset.Sub(in.Now))/float64(length)))
+		shown = append(shown, fmt.Sprintf("%s: %.0f%% used, %.0f%% elapsed", w.Name, w.Used*100, elapsed*100))
+		if w.Used <= elapsed+windowPaceSlack {
+			continue
+		}
+		// The share elapsed reaches used - slack at allowed.
+		allowed := w.Reset.Add(-time.Duration((1 - (w.Used - windowPaceSlack)) * float64(length)))
+		if worst.Name == "" || allowed.After(v.Until) {
+			worst, worstElapsed, v.Until = w, elapsed, allowed
+		}
+	}
+	if len(shown) > 0 {
+		v.Value = strings.Join(shown, "; ")
+	}
+	if !in.Config.Budget.WindowPace || worst.Name == "" {
+		v.Until = time.Time{}
+		return v
+	}
+	v.Stop, v.Wait = true, true
+	v.Reason = fmt.Sprintf("ahead of pace: the agent has used %.0f%% of its %s usage window with %.0f%% of it elapsed (allowed: elapsed + %.0f%%); the next loop may start at %s",
+		worst.Used*100, worst.Name, worstElapsed*100, windowPaceSlack*100, clock(v.Until, in.Now))
+	v.Hint = "runs before then exit 0 without running the agent; set [budget] window_pace = false to let loops spend the window faster"
 	return v
 }

@@ -33,11 +33,12 @@ func Stopped(c Code, reason string) string { return "stopped (" + string(c) + ")
 // NeedsPerson reports whether a stop, halt or escalation with reason code c
 // waits for a person's answer. A pause and a rate-limit window do not:
 // nothing is wrong, and they lift by themselves or by the person who chose
-// them, nor a share of the agent's usage window kept for people; nor does
+// them, nor a share of the agent's usage window kept for people, nor the
+// hours outside the active ones, nor a pace ahead of the window; nor does
 // an abort, which a person asked for. Every other code does.
 func NeedsPerson(c Code) bool {
 	switch c {
-	case "", CodePaused, CodeRateLimited, CodeAborted, CodeWindowShare:
+	case "", CodePaused, CodeRateLimited, CodeAborted, CodeWindowShare, CodeOutsideActiveHours, CodeWindowPace:
 		return false
 	}
 	return true

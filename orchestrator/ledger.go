@@ -116,6 +116,52 @@ func windowStart(f *os.File, size int64, since time.Time, when func([]byte) (tim
 // decodes only what was appended since: a run reads the window before and
 // after every loop.
 func readLedgerSince(path string, since time.Time, only map[string]bool, m *ledgerMemo) ([]Event, error) {
+	return readLedgerWindow(path, since, only, m, false)
+}
+
+// readLedgerStrict is readLedgerSince for a reader that must not miss an
+// event (the budgets): a line before the last that cannot be read is an
+// *UnreadableLogError naming it. The last line, when it has no newline,
+// is one being written or torn by a crash, and is read if it can be.
+func readLedgerStrict(path string, since time.Time, only map[string]bool, m *ledgerMemo) ([]Event, error) {
+	return readLedgerWindow(path, since, only, m, true)
+}
+
+// UnreadableLogError is a log that cannot be read: the file, or its line
+// Line (from 1; 0 when the file itself cannot be read).
+type UnreadableLogError struct {
+	File string
+	Line int
+	Err  error
+}
+
+func (e *UnreadableLogError) Error() string {
+	if e.Line == 0 {
+		return fmt.Sprintf("reading %s: %v", e.File, e.Err)
+	}
+	return fmt.Sprintf("%s:%d: not an event: %v", e.File, e.Line, e.Err)
+}
+
+func (e *UnreadableLogError) Unwrap() error { return e.Err }
+
+// asUnreadable is err reading the log at path as an *UnreadableLogError.
+func asUnreadable(path string, err error) *UnreadableLogError {
+	var ue *UnreadableLogError
+	if errors.As(err, &ue) {
+		return ue
+	}
+	return &UnreadableLogError{File: path, Err: err}
+}
+
+// lineAt is the number (from 1) of the line that starts at offset off of
+// f: one more than the newlines before it.
+func lineAt(f *os.File, off int64) (int, error) {
+	n := 1
+	err := scanEvents(io.NewSectionReader(f, 0, off), func(ledgerLine) error { n++; return nil })
+	return n, err
+}
+
+func readLedgerWindow(path string, since time.Time, only map[string]bool, m *ledgerMemo, strict bool) ([]Event, error) {
 	f, size, err := openLog(path)
 	if f == nil {
 		return nil, err
@@ -144,7 +190,8 @@ func readLedgerSince(path string, since time.Time, only map[string]bool, m *ledg
 	}
 	var last []byte
 	var torn []Event // of a last line without its newline: read, not kept
-	add := func(into *[]Event) func(ledgerLine) error {
+	bad, badErr := 0, error(nil)
+	add := func(into *[]Event, whole bool) func(ledgerLine) error {
 		return func(l ledgerLine) error {
 			if l.Blank() {
 				return nil
@@ -155,20 +202,31 @@ func readLedgerSince(path string, since time.Time, only map[string]bool, m *ledg
 					return nil
 				}
 			}
-			if ev, err := l.Event(); err == nil && !ev.Time.IsZero() && !ev.Time.Before(since) && (only == nil || only[ev.Event]) {
+			ev, err := l.Event()
+			if err != nil && whole && bad == 0 {
+				bad, badErr = l.N, err
+			}
+			if err == nil && !ev.Time.IsZero() && !ev.Time.Before(since) && (only == nil || only[ev.Event]) {
 				*into = append(*into, ev)
 			}
 			return nil
 		}
 	}
 	if whole > from {
-		if err := scanEvents(io.NewSectionReader(f, from, whole-from), add(&evs)); err != nil {
+		if err := scanEvents(io.NewSectionReader(f, from, whole-from), add(&evs, true)); err != nil {
 			return nil, err
+		}
+		if strict && bad > 0 {
+			n, err := lineAt(f, from)
+			if err != nil {
+				return nil, err
+			}
+			return nil, &UnreadableLogError{File: path, Line: n + bad - 1, Err: badErr}
 		}
 		m.last = string(last)
 	}
 	if size > max(whole, from) {
-		if err := scanEvents(io.NewSectionReader(f, max(whole, from), size-max(whole, from)), add(&torn)); err != nil {
+		if err := scanEvents(io.NewSectionReader(f, max(whole, from), size-max(whole, from)), add(&torn, false)); err != nil {
 			return nil, err
 		}
 	}
@@ -217,10 +275,26 @@ type ledgerLine struct {
 // Blank reports whether the line holds nothing.
 func (l ledgerLine) Blank() bool { return len(l.Text) == 0 }
 
-// Event decodes the line.
+// Event decodes the line. A line that starts with what a crash left of
+// an event, torn before its newline, and goes on with an event appended
+// after it, is that event: the fragment is not read.
 func (l ledgerLine) Event() (Event, error) {
 	var ev Event
 	err := json.Unmarshal(l.Text, &ev)
+	if err == nil {
+		return ev, nil
+	}
+	for rest := l.Text; len(rest) > 1; {
+		i := bytes.Index(rest[1:], timestampPrefix)
+		if i < 0 {
+			break
+		}
+		rest = rest[i+1:]
+		var after Event
+		if json.Unmarshal(rest, &after) == nil {
+			return after, nil
+		}
+	}
 	return ev, err
 }
 

@@ -1,6 +1,7 @@
 package orchestrator
 
 import (
+	"slices"
 	"sort"
 	"time"
 
@@ -26,6 +27,9 @@ type Usage struct {
 	Claimed map[string]int
 	// Filed holds when each issue filed from inside a loop was added.
 	Filed []time.Time
+	// Unreadable is why the window could not be read, if it could not:
+	// then the figures above are not what was spent.
+	Unreadable *UnreadableLogError
 }
 
 // Exec is one execution of the loop command.
@@ -39,6 +43,16 @@ type Exec struct {
 	Tokens      int64
 	WindowUsed  float64
 	WindowReset time.Time
+	// Windows are its reports of each usage window it named.
+	Windows []WindowReport
+}
+
+// WindowReport is the agent's report of one usage window: its name, the
+// share used (0..1) and when it resets.
+type WindowReport struct {
+	Name  string    `json:"name"`
+	Used  float64   `json:"used"`
+	Reset time.Time `json:"reset,omitzero"`
 }
 
 // Attempt is one recorded failure of an issue, or a halt.
@@ -170,9 +184,10 @@ var usageMemo ledgerMemo
 func ReadUsage(dir string, now time.Time) (Usage, error) {
 	since := now.Add(-config.BudgetWindow)
 	u := Usage{Since: since}
-	evs, err := readLedgerSince(PathsIn(dir).Ledger(), since, usageEvents, &usageMemo)
+	evs, err := readLedgerStrict(PathsIn(dir).Ledger(), since, usageEvents, &usageMemo)
 	if err != nil {
-		return u, err
+		u.Unreadable = asUnreadable(PathsIn(dir).Ledger(), err)
+		return u, u.Unreadable
 	}
 	for _, ev := range evs {
 		if ev.Time.After(now) {
@@ -181,7 +196,7 @@ func ReadUsage(dir string, now time.Time) (Usage, error) {
 		switch ev.Event {
 		case EvExec:
 			x := Exec{At: ev.Time, Kind: ev.Kind, Duration: time.Duration(ev.DurationMS) * time.Millisecond, Cost: ev.Cost,
-				WindowUsed: ev.WindowUsed, WindowReset: ev.WindowReset}
+				WindowUsed: ev.WindowUsed, WindowReset: ev.WindowReset, Windows: ev.Windows}
 			if ev.Tokens != nil {
 				x.Tokens = ev.Tokens.Counted()
 			}
@@ -244,4 +259,29 @@ func (u Usage) LastWindow() (Exec, bool) {
 		}
 	}
 	return last, found
+}
+
+// Windows returns the agent's latest report of each named usage window
+// that has not reset by now, in the order they were first reported.
+func (u Usage) Windows(now time.Time) []WindowReport {
+	var out []WindowReport
+	at := map[string]time.Time{}
+	for _, e := range u.Execs {
+		for _, w := range e.Windows {
+			if w.Name == "" || w.Reset.IsZero() || !now.Before(w.Reset) {
+				continue
+			}
+			i := slices.IndexFunc(out, func(o WindowReport) bool { return o.Name == w.Name })
+			switch {
+			case i < 0:
+				out = append(out, w)
+			case !e.At.Before(at[w.Name]):
+				out[i] = w
+			default:
+				continue
+			}
+			at[w.Name] = e.At
+		}
+	}
+	return out
 }

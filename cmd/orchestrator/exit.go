@@ -99,6 +99,12 @@ var usageHints = []func(error) ([]string, bool){
 		return "someone is still writing it (an editor in the middle of a save, or a program that keeps it open for writing: 'fuser " + se.File + "' names it); run the command again once they have finished"
 	}),
 	hintFor[*issuequeue.NotFoundError]("'" + self + " status' lists the issues"),
+	hintFrom(func(ue *orchestrator.UnreadableLogError) string {
+		if ue.Line == 0 {
+			return "make " + ue.File + " readable by the user running '" + self + "'"
+		}
+		return fmt.Sprintf("fix or delete line %d of %s (each line is one JSON object the tool wrote)", ue.Line, ue.File)
+	}),
 	hintFor[*config.Error]("fix the configuration; the config.toml that '" + self + " init' writes explains every key"),
 	hintFor[*orchestrator.LoopCommandError]("set [loop] command in config.toml to the script that runs one loop (run in the directory that holds the state directory)"),
 	hintFrom(func(vc *orchestrator.VerifyCommandError) string {

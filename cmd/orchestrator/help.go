@@ -23,7 +23,7 @@ var commandGroups = []struct {
 	{"Stopping and resuming", []string{"pause", "resume", "breaker"}},
 	{"Reading state", []string{"status", "explain", "lint", "context", "signature", "agent-output", "report", "diff", "replay", "logs"}},
 	{"Many repositories", []string{"fleet", "serve"}},
-	{"Setting up", []string{"init", "help", "version"}},
+	{"Setting up", []string{"init", "doctor", "help", "version"}},
 }
 
 func topUsage() string {
@@ -59,7 +59,7 @@ Usage:
 
 Exit codes:
     0  success; for check: run another loop
-    1  check: nothing needs a loop; lint: findings
+    1  check: nothing needs a loop; lint, doctor: findings
     2  bad usage, bad config, an invalid state file or an invalid issue
        named by the command: nothing was changed
     3  stopped by a safeguard or a human is needed

@@ -22,7 +22,7 @@ func init() {
 		name:        "run",
 		longRunning: true,
 		summary:     "the main job: run the loop, retry critical issues, stop runaways",
-		usage: `Usage: orchestrator run [--max-loops N] [--dry-run] [--json] [--quiet] [--dir DIR]
+		usage: `Usage: orchestrator run [--max-loops N] [--ignore-schedule] [--dry-run] [--json] [--quiet] [--dir DIR]
 
 The main job, for cron. Opens a run, runs [loop] command (sh -c, in the
 directory that holds the state directory, in its own process group, with
@@ -36,6 +36,10 @@ a cascade of new failures, a permanent error (bad credentials, command not
 found), the no_auto_retry sentinel, or 'orchestrator abort'. Transient
 failures (rate limits, 5xx, resets) are run again after a backoff without
 using up retries. A second run while one is running exits 4 at once.
+Outside [schedule] active_hours, inside a rate-limit window or a pause, or
+ahead of the agent's usage window ([budget] window_pace), it starts no loop
+and exits 0: nothing is wrong. A loop running when the active hours end
+finishes; no further loop starts.
 
 Environment given to the loop:
     ORCHESTRATOR_DIR            the state directory (absolute)
@@ -51,6 +55,9 @@ Environment given to the loop:
 
 Flags:
     --max-loops N   at most N loops in this run (default [loop] max_loops, 16)
+    --ignore-schedule
+                    start loops in this run even outside [schedule]
+                    active_hours (once: the next run keeps them again)
     --dry-run       say what would happen; run and write nothing
     --json          print one JSON object at the end; loop output goes to stderr
     --quiet         print nothing unless a person is needed (exit 3) or an
@@ -73,6 +80,7 @@ func runRun(ctx context.Context, e *env, args []string) (err error) {
 	dry := fs.Bool("dry-run", false, "")
 	asJSON := fs.Bool("json", false, "")
 	quiet := fs.Bool("quiet", false, "")
+	ignoreSchedule := fs.Bool("ignore-schedule", false, "")
 	if err := e.noArgs(c, fs, args); err != nil {
 		return err
 	}
@@ -100,6 +108,9 @@ func runRun(ctx context.Context, e *env, args []string) (err error) {
 		if err := cfg.Set("loop.max_loops", strconv.Itoa(*maxLoops)); err != nil {
 			return usageErr(c, "--max-loops: %v", err)
 		}
+	}
+	if *ignoreSchedule {
+		cfg.Schedule.ActiveHours = nil
 	}
 	o, err := e.engine("run")
 	if err != nil {

@@ -91,7 +91,10 @@ type Report struct {
 	Error     bool
 	ErrorKind string // one of the Err constants; "" when Error is false or unknown
 	Limit     *Limit
-	Window    *WindowUsage
+	Window    *WindowUsage // the last window reported
+	// Windows holds the last report of each window by name ("five_hour",
+	// "seven_day"), in the order they were first reported.
+	Windows []WindowUsage
 }
 
 // MarshalJSON writes the report as

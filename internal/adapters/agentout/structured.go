@@ -3,6 +3,7 @@ package agentout
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"strings"
 	"time"
 )
@@ -247,6 +248,11 @@ func (r *Reader) claudeRateLimit(e *event) {
 		w.ResetsAt = time.Unix(*info.ResetsAt, 0).UTC()
 	}
 	r.rep.Window = w
+	if i := slices.IndexFunc(r.rep.Windows, func(o WindowUsage) bool { return o.Name == w.Name }); i >= 0 {
+		r.rep.Windows[i] = *w
+	} else {
+		r.rep.Windows = append(r.rep.Windows, *w)
+	}
 	if info.Status == "rejected" {
 		r.setError(ErrUsageLimit)
 		r.setLimit(w.ResetsAt, "rate_limit_event: rejected ("+info.Type+")")
