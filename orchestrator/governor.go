@@ -102,6 +102,10 @@ type Inputs struct {
 	// breaker applies. A driver's check (begin + check) has neither.
 	Run      bool
 	RunLoops int
+	// ReRun is set for a loop run again after a transient failure: it has
+	// started, so the active hours, which gate only the start of a loop,
+	// do not stop it.
+	ReRun bool
 	// Invocation is how a person runs the tool here, and Dir the state
 	// directory as they named it, for hints.
 	Invocation string
@@ -137,7 +141,9 @@ func Gate(in Inputs, kind string) (all []Verdict, stop *Verdict) {
 		rules = append(rules, ruleBreaker)
 	}
 	rules = append(rules, ruleRateLimited)
-	rules = append(rules, ruleActiveHours)
+	if !in.ReRun {
+		rules = append(rules, ruleActiveHours)
+	}
 	if kind == KindAutoRetry {
 		rules = append(rules, ruleSentinel, ruleDisabled)
 	}

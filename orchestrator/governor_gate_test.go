@@ -51,6 +51,12 @@ func TestActiveHours(t *testing.T) {
 			if got := stop != nil && stop.Rule == CodeOutsideActiveHours; got != tt.stop {
 				t.Errorf("Gate stops for the hours = %v, want %v", got, tt.stop)
 			}
+			// A loop run again after a transient failure has started: the
+			// hours do not cut it.
+			in.ReRun = true
+			if _, stop := Gate(in, tt.kind); stop != nil && stop.Rule == CodeOutsideActiveHours {
+				t.Error("Gate stops a re-run of a started loop for the hours")
+			}
 			if !tt.stop {
 				return
 			}

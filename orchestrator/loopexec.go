@@ -206,7 +206,7 @@ func (r *Runner) gate(done int) (*Verdict, error) {
 	if err != nil {
 		return nil, err
 	}
-	in.Run, in.RunLoops = true, done
+	in.Run, in.RunLoops, in.ReRun = true, done, true
 	_, v := Gate(in, KindRegular)
 	return v, nil
 }
