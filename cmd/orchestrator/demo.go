@@ -84,7 +84,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	}
 	// The agent calls "orchestrator"; make it this very binary, however it
 	// was started (go run builds it in a temporary directory).
-	self, err := os.Executable()
+	exe, err := os.Executable()
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func runDemo(ctx context.Context, e *env, args []string) error {
 	if err := os.Mkdir(bin, 0o755); err != nil {
 		return err
 	}
-	if err := os.Symlink(self, filepath.Join(bin, "orchestrator")); err != nil {
+	if err := os.Symlink(exe, filepath.Join(bin, "orchestrator")); err != nil {
 		return err
 	}
 
