@@ -286,6 +286,9 @@ func (o *Orchestrator) inputs(q *issuequeue.Queue, st *issuequeue.State) (Inputs
 	if err != nil {
 		return Inputs{}, fmt.Errorf("reading the event log: %w", err)
 	}
+	if u.Spend, err = ReadSpend(o.Dir); err != nil {
+		return Inputs{}, fmt.Errorf("reading the event log: %w", err)
+	}
 	p, err := ReadPause(o.Dir)
 	if err != nil {
 		return Inputs{}, err
@@ -362,7 +365,7 @@ func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State, w io.Writ
 		}
 	}
 	for _, iv := range d.Issues {
-		if iv.Code != CodeRepeatedAcross {
+		if iv.Retry || iv.Code == CodeMaxRetries {
 			continue
 		}
 		var is *issuequeue.Issue
@@ -381,7 +384,7 @@ func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State, w io.Writ
 			return nil, err
 		}
 		evs = append(evs, Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: string(iv.Code),
-			Code: CodeRepeatedAcross, Signature: is.FailureSignature, Error: iv.Because})
+			Code: iv.Code, Signature: is.FailureSignature, Error: iv.Because, Fingerprint: o.fingerprint(is)})
 	}
 	if d.Stop != nil && len(d.WouldQualify) > 0 {
 		if d.CapReached {

@@ -66,6 +66,13 @@ type Event struct {
 	Silent bool `json:"silent,omitempty"`
 	// Check is the Verify check whose failure an attempt records.
 	Check string `json:"check,omitempty"`
+	// Issues are the issues a loop execution was run for: what it spent
+	// counts in full against each one's allowance.
+	Issues []string `json:"issues,omitempty"`
+	// Fingerprint is what a halted issue was halted on (the halt's
+	// escalated event); Cause why a halt_released event released it.
+	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
+	Cause       string       `json:"cause,omitempty"`
 }
 
 // EventTokens are the tokens an agent reported for one loop execution, as it
@@ -107,6 +114,9 @@ const (
 	EvGuard = "guard"
 	// EvRateLimitWindow is a rate-limit window opened (until Until).
 	EvRateLimitWindow = "rate_limit_window"
+	// EvHaltReleased is a halted issue released, by a person or because
+	// what it was halted on changed (Cause).
+	EvHaltReleased = "halt_released"
 )
 
 // Events of "orchestrator add".

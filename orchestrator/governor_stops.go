@@ -179,11 +179,24 @@ func escalationVerdict(d Decision, inv string) *Verdict {
 	if n := len(d.Exhausted); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d issue(s) used all their retries and were escalated", n))
 	}
-	if n := len(d.Halted); n > 0 {
+	across := 0
+	for _, iv := range d.Issues {
+		switch {
+		case iv.Retry || iv.Code == CodeMaxRetries || iv.Code == "":
+		case iv.Code == CodeRepeatedAcross:
+			across++
+		default:
+			if len(d.Exhausted) == 0 && v.Rule == CodeMaxRetries {
+				v.Rule = iv.Code
+			}
+			parts = append(parts, iv.ID+" halted: "+iv.Because)
+		}
+	}
+	if across > 0 {
 		if len(d.Exhausted) == 0 {
 			v.Rule = CodeRepeatedAcross
 		}
-		parts = append(parts, fmt.Sprintf("%d issue(s) fail the same way as an issue halted on that failure and were escalated", n))
+		parts = append(parts, fmt.Sprintf("%d issue(s) fail the same way as an issue halted on that failure and were escalated", across))
 	}
 	v.Reason = strings.Join(parts, "; ")
 	return v

@@ -116,7 +116,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 		}
 		arep := agentReport(ar)
 		if err := o.log().Record(withAgent(Event{Time: r.now(), Event: EvExec, RunID: runID, Loop: loop, Kind: kind, Attempt: try,
-			DurationMS: r.now().Sub(started).Milliseconds(), Cost: r.execCost(arep, res.Tail, costPath)}, arep)); err != nil {
+			Issues: loopIssues(kind, retried, q), DurationMS: r.now().Sub(started).Milliseconds(), Cost: r.execCost(arep, res.Tail, costPath)}, arep)); err != nil {
 			return lr, "", transient, nil, err
 		}
 		if cause := agentCause(arep); cause != "" {

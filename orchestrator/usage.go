@@ -26,6 +26,10 @@ type Usage struct {
 	Claimed map[string]int
 	// Filed holds when each issue filed from inside a loop was added.
 	Filed []time.Time
+	// Spend is what the loops run for each issue spent over the whole
+	// event log, not only the window (ReadSpend); nil when the caller did
+	// not read it, and then no spend rule applies.
+	Spend *SpendLedger
 }
 
 // Exec is one execution of the loop command.
@@ -206,7 +210,7 @@ func ReadUsage(dir string, now time.Time) (Usage, error) {
 			}
 			u.Claimed[ev.IssueID] = max(u.Claimed[ev.IssueID], ev.Attempt)
 		case EvEscalated:
-			if ev.Signature != "" { // a halt on a repeated failure
+			if ev.Signature != "" && !isSpendCode(ev.Code) { // a halt on a repeated failure
 				u.Halts = append(u.Halts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature, Silent: ev.Silent})
 			}
 		case EvAdded:

@@ -1,0 +1,223 @@
+package orchestrator
+
+import (
+	"io"
+	"slices"
+	"time"
+
+	"github.com/autoretry/orchestrator/issuequeue"
+)
+
+// What the loops run for each issue spent over the issue's life, read from
+// the whole event log: issues live longer than the daily budgets' 24 hours.
+// The per-issue caps and the spend since progress (governor_spend.go) are
+// rules over these figures.
+
+// Spend is what loops spent: the cost the agent reported, its tokens
+// (input plus output as it reported them; cache reads are not counted) and
+// the loop command's wall time.
+type Spend struct {
+	Cost      float64       `json:"cost"`
+	Tokens    int64         `json:"tokens"`
+	AgentTime time.Duration `json:"agent_time_ns"`
+}
+
+func (s *Spend) add(t Spend) {
+	s.Cost += t.Cost
+	s.Tokens += t.Tokens
+	s.AgentTime += t.AgentTime
+}
+
+// IssueSpend is what the loops run for one issue spent since its allowance
+// started: its creation, a person's retry or fix of it, or the release of
+// its halt. A loop run for several issues counts in full for each.
+type IssueSpend struct {
+	// Since is when the allowance started; zero when that is older than
+	// the event log, which forgets what is older than [logs]
+	// jsonl_retention.
+	Since time.Time `json:"since,omitzero"`
+	Total Spend     `json:"total"`
+	Loops int       `json:"loops"`
+	// SinceProgress is what its loops spent since the last loop judged to
+	// have progressed on it (or since Since), and Progressed when that
+	// loop ended (zero: none did since Since).
+	SinceProgress Spend     `json:"since_progress"`
+	Progressed    time.Time `json:"progressed,omitzero"`
+	recent        []loopSpend
+}
+
+// loopSpend is what one loop spent, its re-runs after transient failures
+// included.
+type loopSpend struct {
+	key loopKey
+	Spend
+}
+
+type loopKey struct {
+	run  string
+	loop int
+}
+
+// typicalLoops is how many of the last loops a typical loop is the median
+// of.
+const typicalLoops = 10
+
+// SpendLedger is what the event log says the loops run for each issue
+// spent. It holds a few figures per issue, whatever the size of the log.
+type SpendLedger struct {
+	Issues map[string]*IssueSpend
+	recent []loopSpend // the last loops, whichever issues they were for
+
+	open       loopKey // the last loop an execution was recorded for
+	openIssues []string
+}
+
+// Of returns what issue id's loops spent; the zero IssueSpend when none
+// did, or l is nil.
+func (l *SpendLedger) Of(id string) IssueSpend {
+	if l == nil || l.Issues[id] == nil {
+		return IssueSpend{}
+	}
+	return *l.Issues[id]
+}
+
+// Typical returns what a typical loop of issue id spends: the median of
+// its last loops, or, when it ran fewer than 3, of the last loops of any
+// issue. ok is false when no loop was recorded.
+func (l *SpendLedger) Typical(id string) (s Spend, ok bool) {
+	if l == nil {
+		return Spend{}, false
+	}
+	loops := l.recent
+	if is := l.Issues[id]; is != nil && len(is.recent) >= 3 {
+		loops = is.recent
+	}
+	if len(loops) == 0 {
+		return Spend{}, false
+	}
+	return Spend{
+		Cost:      median(loops, func(x loopSpend) float64 { return x.Cost }),
+		Tokens:    median(loops, func(x loopSpend) int64 { return x.Tokens }),
+		AgentTime: median(loops, func(x loopSpend) time.Duration { return x.AgentTime }),
+	}, true
+}
+
+// median returns the median of f over xs (the lower of the two middle
+// values of an even count: what a loop needed at least as often as not).
+func median[E any, N int64 | float64 | time.Duration](xs []E, f func(E) N) N {
+	vs := make([]N, len(xs))
+	for i, x := range xs {
+		vs[i] = f(x)
+	}
+	slices.Sort(vs)
+	return vs[(len(vs)-1)/2]
+}
+
+// spendEvents are the events ReadSpend reads; the others are not decoded.
+var spendEvents = map[string]bool{EvExec: true, EvLoop: true, EvUserResponse: true, EvAdded: true, EvHaltReleased: true}
+
+// ReadSpend reads what the loops run for each issue spent from the whole
+// event log of a state directory, one line at a time: its memory follows
+// the number of issues, not the size of the log.
+func ReadSpend(dir string) (*SpendLedger, error) {
+	l := &SpendLedger{Issues: map[string]*IssueSpend{}}
+	f, size, err := openLog(PathsIn(dir).Ledger())
+	if f == nil {
+		return l, err
+	}
+	defer f.Close()
+	err = scanEvents(io.NewSectionReader(f, 0, size), func(line ledgerLine) error {
+		if name, ok := eventName(line.Text); ok && !spendEvents[string(name)] {
+			return nil
+		}
+		if ev, err := line.Event(); err == nil && spendEvents[ev.Event] {
+			l.add(ev)
+		}
+		return nil
+	})
+	return l, err
+}
+
+// add counts one event.
+func (l *SpendLedger) add(ev Event) {
+	switch ev.Event {
+	case EvExec:
+		s := Spend{Cost: ev.Cost, AgentTime: time.Duration(ev.DurationMS) * time.Millisecond}
+		if ev.Tokens != nil {
+			s.Tokens = ev.Tokens.Input + ev.Tokens.Output
+		}
+		key := loopKey{ev.RunID, ev.Loop}
+		l.open, l.openIssues = key, ev.Issues
+		l.recent, _ = addLoop(l.recent, key, s)
+		for _, id := range ev.Issues {
+			is := l.issue(id)
+			is.Total.add(s)
+			is.SinceProgress.add(s)
+			var first bool
+			if is.recent, first = addLoop(is.recent, key, s); first {
+				is.Loops++
+			}
+		}
+	case EvLoop:
+		if ev.Progress == ProgressProgressed && (loopKey{ev.RunID, ev.Loop}) == l.open {
+			for _, id := range l.openIssues {
+				is := l.issue(id)
+				is.SinceProgress, is.Progressed = Spend{}, ev.Time
+			}
+		}
+	case EvUserResponse:
+		if ev.Response == "retry" || ev.Response == "fix" {
+			l.restart(ev.IssueID, ev.Time)
+		}
+	case EvAdded:
+		l.restart(ev.IssueID, ev.Time)
+	case EvHaltReleased:
+		l.restart(ev.IssueID, ev.Time)
+	}
+}
+
+// restart starts a new allowance for issue id at t.
+func (l *SpendLedger) restart(id string, t time.Time) {
+	if id != "" {
+		l.Issues[id] = &IssueSpend{Since: t}
+	}
+}
+
+func (l *SpendLedger) issue(id string) *IssueSpend {
+	is := l.Issues[id]
+	if is == nil {
+		is = &IssueSpend{}
+		l.Issues[id] = is
+	}
+	return is
+}
+
+// addLoop adds what one execution spent to the loop it belongs to, the last
+// of loops when it is the same loop (an execution recorded without its
+// run counts as a loop of its own); it keeps the last typicalLoops loops.
+func addLoop(loops []loopSpend, key loopKey, s Spend) ([]loopSpend, bool) {
+	if n := len(loops); n > 0 && key.run != "" && loops[n-1].key == key {
+		loops[n-1].add(s)
+		return loops, false
+	}
+	if len(loops) == typicalLoops {
+		loops = append(loops[:0], loops[1:]...)
+	}
+	return append(loops, loopSpend{key: key, Spend: s}), true
+}
+
+// loopIssues are the issues a loop is run for, whose spend it counts
+// against: an auto-retry loop's claimed issues, the regular loop's issues
+// in progress as it found them.
+func loopIssues(kind string, retried []string, q *issuequeue.Queue) []string {
+	if kind == KindAutoRetry {
+		return retried
+	}
+	var ids []string
+	for _, is := range q.Issues {
+		if is.Status == issuequeue.StatusInProgress {
+			ids = append(ids, is.ID)
+		}
+	}
+	return ids
+}
