@@ -221,6 +221,7 @@ func textLine(ev Event) string {
 	add("duration_ms", ev.DurationMS)
 	add("kind", ev.Kind)
 	add("code", string(ev.Code))
+	add("cause", ev.Cause)
 	add("progress", ev.Progress)
 	if ev.Cost != 0 {
 		kv = append(kv, "cost="+strconv.FormatFloat(ev.Cost, 'f', -1, 64))

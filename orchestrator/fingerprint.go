@@ -28,7 +28,7 @@ var toolSections = []string{issuequeue.SectionFailureDetails, issuequeue.Section
 // FingerprintOf returns issue is's fingerprint under cfg. Its text is its
 // summary and every section the tool never writes (Failure Details,
 // Attempt History and Fix Instruction, which a person's fix writes, are
-// left out); its model is that of the tier its next attempt would run in.
+// left out); its model is that of the tier of its last attempt.
 func FingerprintOf(is *issuequeue.Issue, cfg *config.Config) Fingerprint {
 	var text strings.Builder
 	text.WriteString(is.Summary())
@@ -43,7 +43,7 @@ func FingerprintOf(is *issuequeue.Issue, cfg *config.Config) Fingerprint {
 	if chk, ok := cfg.Verify(is.Verify); ok {
 		check = chk.Command
 	}
-	_, model := retryTier(cfg.Tiers, is.RetryCount+1)
+	_, model := retryTier(cfg.Tiers, is.RetryCount)
 	return Fingerprint{Issue: shortHash(text.String()), Check: shortHash(check), Command: shortHash(cfg.Loop.Command), Model: shortHash(model)}
 }
 

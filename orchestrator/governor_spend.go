@@ -12,7 +12,7 @@ import (
 // ([budget] issue_cost, issue_tokens, issue_agent_time, with [budget]
 // reserve) and its spend since a loop last progressed on it ([progress]
 // spend_cost, spend_tokens, spend_agent_time). Each is a rule over the
-// issue's figures in the event log (SpendLedger); Halt halts an issue on
+// issue's figures in the event log (IssueLedger); Halt halts an issue on
 // the first that stops.
 
 // Reason codes of an issue halted on what its loops spent.

@@ -110,7 +110,8 @@ func TestHaltSpend(t *testing.T) {
 	cfg := config.Default()
 	cfg.Budget.IssueTokens = 1000
 	cfg.Progress.SpendTokens = 100
-	l := &SpendLedger{Issues: map[string]*IssueSpend{"A": {SinceProgress: Spend{Tokens: 200}, Total: Spend{Tokens: 200}}}}
+	l := newIssueLedger()
+	l.Issues["A"] = &IssueSpend{SinceProgress: Spend{Tokens: 200}, Total: Spend{Tokens: 200}}
 	u := Usage{Spend: l}
 	if code, _ := Halt(HaltFacts{Issue: "A", Failure: Failure{Signature: "x"}, New: true, Repeats: 1, Usage: u}, cfg); code != "" {
 		t.Errorf("recording a failure: %q, want no halt", code)

@@ -148,6 +148,10 @@ func StopHalted(id string, code Code, repeats int, inv string) *StopError {
 		why = "the same failure as under other issues"
 	case CodeOscillation:
 		why = "its last 4 attempts alternate between two failures"
+	case CodeIssueCost, CodeIssueTokens, CodeIssueAgentTime:
+		why = "what its loops spent reached [budget] " + string(code)
+	case CodeNoProgressSpend:
+		why = "what its loops spent since a loop last progressed on it reached a [progress] spend_* limit"
 	}
 	return &StopError{Code: code, Reason: fmt.Sprintf("%s halted: %s", id, why),
 		Hint: "a person is needed: " + answerHint(inv, id)}

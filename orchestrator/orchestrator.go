@@ -241,7 +241,7 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 		if err != nil {
 			return issuequeue.Change{}, fmt.Errorf("reading the event log: %w", err)
 		}
-		if u.Spend, err = ReadSpend(o.Dir); err != nil {
+		if u.Spend, err = ReadIssueLedger(o.Dir); err != nil {
 			return issuequeue.Change{}, fmt.Errorf("reading the event log: %w", err)
 		}
 		d := DecideFail(is, Failure{Type: failType, Output: out, Signature: sig, Older: older, Time: now, Silent: src.Silent}, o.Config, u)

@@ -62,11 +62,13 @@ type loopKey struct {
 // of.
 const typicalLoops = 10
 
-// SpendLedger is what the event log says the loops run for each issue
-// spent. It holds a few figures per issue, whatever the size of the log.
-type SpendLedger struct {
+// IssueLedger is what the whole event log says of each issue: what the
+// loops run for it spent, and its last halt. It holds a few figures per
+// issue, whatever the size of the log.
+type IssueLedger struct {
 	Issues map[string]*IssueSpend
-	recent []loopSpend // the last loops, whichever issues they were for
+	halts  map[string]*HaltRecord // each issue's last halt
+	recent []loopSpend            // the last loops, whichever issues they were for
 
 	open       loopKey // the last loop an execution was recorded for
 	openIssues []string
@@ -74,17 +76,25 @@ type SpendLedger struct {
 
 // Of returns what issue id's loops spent; the zero IssueSpend when none
 // did, or l is nil.
-func (l *SpendLedger) Of(id string) IssueSpend {
+func (l *IssueLedger) Of(id string) IssueSpend {
 	if l == nil || l.Issues[id] == nil {
 		return IssueSpend{}
 	}
 	return *l.Issues[id]
 }
 
+// Halt returns issue id's last recorded halt, nil when the log holds none.
+func (l *IssueLedger) Halt(id string) *HaltRecord {
+	if l == nil {
+		return nil
+	}
+	return l.halts[id]
+}
+
 // Typical returns what a typical loop of issue id spends: the median of
 // its last loops, or, when it ran fewer than 3, of the last loops of any
 // issue. ok is false when no loop was recorded.
-func (l *SpendLedger) Typical(id string) (s Spend, ok bool) {
+func (l *IssueLedger) Typical(id string) (s Spend, ok bool) {
 	if l == nil {
 		return Spend{}, false
 	}
@@ -113,14 +123,15 @@ func median[E any, N int64 | float64 | time.Duration](xs []E, f func(E) N) N {
 	return vs[(len(vs)-1)/2]
 }
 
-// spendEvents are the events ReadSpend reads; the others are not decoded.
-var spendEvents = map[string]bool{EvExec: true, EvLoop: true, EvUserResponse: true, EvAdded: true, EvHaltReleased: true}
+// spendEvents are the events ReadIssueLedger reads; the others are not
+// decoded.
+var spendEvents = map[string]bool{EvExec: true, EvLoop: true, EvUserResponse: true, EvAdded: true, EvHaltReleased: true, EvEscalated: true}
 
-// ReadSpend reads what the loops run for each issue spent from the whole
-// event log of a state directory, one line at a time: its memory follows
-// the number of issues, not the size of the log.
-func ReadSpend(dir string) (*SpendLedger, error) {
-	l := &SpendLedger{Issues: map[string]*IssueSpend{}}
+// ReadIssueLedger reads the whole event log of a state directory, one line
+// at a time: its memory follows the number of issues, not the size of the
+// log.
+func ReadIssueLedger(dir string) (*IssueLedger, error) {
+	l := newIssueLedger()
 	f, size, err := openLog(PathsIn(dir).Ledger())
 	if f == nil {
 		return l, err
@@ -139,7 +150,7 @@ func ReadSpend(dir string) (*SpendLedger, error) {
 }
 
 // add counts one event.
-func (l *SpendLedger) add(ev Event) {
+func (l *IssueLedger) add(ev Event) {
 	switch ev.Event {
 	case EvExec:
 		s := Spend{Cost: ev.Cost, AgentTime: time.Duration(ev.DurationMS) * time.Millisecond}
@@ -169,21 +180,35 @@ func (l *SpendLedger) add(ev Event) {
 		if ev.Response == "retry" || ev.Response == "fix" {
 			l.restart(ev.IssueID, ev.Time)
 		}
+		if h := l.halts[ev.IssueID]; h != nil {
+			h.Released = true
+		}
 	case EvAdded:
 		l.restart(ev.IssueID, ev.Time)
 	case EvHaltReleased:
 		l.restart(ev.IssueID, ev.Time)
+		if h := l.halts[ev.IssueID]; h != nil {
+			h.Released = true
+		}
+	case EvEscalated:
+		if ev.Fingerprint != nil && ev.IssueID != "" {
+			l.halts[ev.IssueID] = &HaltRecord{At: ev.Time, Code: ev.Code, Fingerprint: *ev.Fingerprint}
+		}
 	}
 }
 
+func newIssueLedger() *IssueLedger {
+	return &IssueLedger{Issues: map[string]*IssueSpend{}, halts: map[string]*HaltRecord{}}
+}
+
 // restart starts a new allowance for issue id at t.
-func (l *SpendLedger) restart(id string, t time.Time) {
+func (l *IssueLedger) restart(id string, t time.Time) {
 	if id != "" {
 		l.Issues[id] = &IssueSpend{Since: t}
 	}
 }
 
-func (l *SpendLedger) issue(id string) *IssueSpend {
+func (l *IssueLedger) issue(id string) *IssueSpend {
 	is := l.Issues[id]
 	if is == nil {
 		is = &IssueSpend{}

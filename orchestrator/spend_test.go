@@ -10,9 +10,9 @@ import (
 	"time"
 )
 
-// ledgerOf reads events as ReadSpend would.
-func ledgerOf(evs ...Event) *SpendLedger {
-	l := &SpendLedger{Issues: map[string]*IssueSpend{}}
+// ledgerOf reads events as ReadIssueLedger would.
+func ledgerOf(evs ...Event) *IssueLedger {
+	l := newIssueLedger()
 	for _, ev := range evs {
 		l.add(ev)
 	}
@@ -27,7 +27,7 @@ func execFor(run string, loop int, tokens *EventTokens, cost float64, d time.Dur
 // plus output, cache reads and writes not counted; a loop run for several
 // issues counts in full for each; re-runs of a loop add to it; a loop not
 // run for an issue does not count.
-func TestSpendLedgerCounts(t *testing.T) {
+func TestIssueLedgerCounts(t *testing.T) {
 	tok := &EventTokens{Input: 100, Output: 50, CacheRead: 90000, CacheWrite: 700}
 	l := ledgerOf(
 		execFor("r1", 2, tok, 0.5, time.Minute, "A", "B"),
@@ -50,7 +50,7 @@ func TestSpendLedgerCounts(t *testing.T) {
 // A person's retry or fix, the issue's creation and a release of its halt
 // start a new allowance, and with it a new spend since progress; a skip
 // does not.
-func TestSpendLedgerRestarts(t *testing.T) {
+func TestIssueLedgerRestarts(t *testing.T) {
 	tok := &EventTokens{Input: 1000}
 	for _, ev := range []Event{
 		{Event: EvUserResponse, IssueID: "A", Response: "retry"},
@@ -74,7 +74,7 @@ func TestSpendLedgerRestarts(t *testing.T) {
 // The spend since progress starts again after a loop judged to have
 // progressed on the issue, its own spend included; a loop that only
 // changed files does not reset it.
-func TestSpendLedgerSinceProgress(t *testing.T) {
+func TestIssueLedgerSinceProgress(t *testing.T) {
 	tok := &EventTokens{Input: 100}
 	loop := func(run string, n int, verdict string) Event {
 		return Event{Time: testNow, Event: EvLoop, RunID: run, Loop: n, Progress: verdict}
@@ -93,7 +93,7 @@ func TestSpendLedgerSinceProgress(t *testing.T) {
 
 // A typical loop is the median of the issue's last loops, or of the last
 // loops of any issue while it has run fewer than 3.
-func TestSpendLedgerTypical(t *testing.T) {
+func TestIssueLedgerTypical(t *testing.T) {
 	tok := func(n int64) *EventTokens { return &EventTokens{Input: n} }
 	l := ledgerOf(
 		execFor("r1", 1, tok(10), 0, 0, "B"), execFor("r1", 2, tok(20), 0, 0, "B"), execFor("r1", 3, tok(900), 0, 0, "B"),

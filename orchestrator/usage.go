@@ -27,9 +27,9 @@ type Usage struct {
 	// Filed holds when each issue filed from inside a loop was added.
 	Filed []time.Time
 	// Spend is what the loops run for each issue spent over the whole
-	// event log, not only the window (ReadSpend); nil when the caller did
+	// event log, not only the window (ReadIssueLedger); nil when the caller did
 	// not read it, and then no spend rule applies.
-	Spend *SpendLedger
+	Spend *IssueLedger
 }
 
 // Exec is one execution of the loop command.
