@@ -74,6 +74,10 @@ func (o *Orchestrator) Explain(ids []string) (Explanation, error) {
 	if err != nil {
 		return ex, err
 	}
+	released := map[string]string{}
+	for _, ev := range withReleases(q, in.Usage.Spend, o.Config, in.Now) {
+		released[ev.IssueID] = "released first (" + ev.Cause + ")"
+	}
 	runIn := in
 	runIn.Run = true
 	all, stop := Gate(runIn, KindRegular)
@@ -102,6 +106,9 @@ func (o *Orchestrator) Explain(ids []string) (Explanation, error) {
 		} else if iv.Retry && d.Outcome != CheckRetry && d.Stop != nil {
 			iv.Retry = false
 			iv.Because += "; but no loop starts: " + string(d.Stop.Rule)
+		}
+		if note := released[is.ID]; note != "" {
+			iv.Because = note + "; " + iv.Because
 		}
 		if note := SeenNote(is); note != "" {
 			iv.Because += "; " + note

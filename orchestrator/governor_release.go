@@ -116,3 +116,20 @@ func releaseHalts(q *issuequeue.Queue, l *IssueLedger, cfg *config.Config, now t
 	}
 	return edits, evs
 }
+
+// withReleases is q as the check will find it once releaseHalts' releases
+// are made, and l with their new allowances, for explain, which writes
+// nothing: the released issues are changed in q, which the caller loaded
+// for itself. It returns the releases.
+func withReleases(q *issuequeue.Queue, l *IssueLedger, cfg *config.Config, now time.Time) []Event {
+	_, evs := releaseHalts(q, l, cfg, now, "")
+	for _, ev := range evs {
+		is := q.Issue(ev.IssueID)
+		if is.Halted && is.Status == issuequeue.StatusEscalated {
+			is.Status = issuequeue.StatusPending
+		}
+		is.Halted, is.SignatureRepeatCount = false, 0
+		l.add(ev)
+	}
+	return evs
+}
