@@ -1,8 +1,11 @@
 package orchestrator
 
 import (
+	"bytes"
+	"encoding/json"
 	"io"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/autoretry/orchestrator/issuequeue"
@@ -129,24 +132,110 @@ var spendEvents = map[string]bool{EvExec: true, EvLoop: true, EvUserResponse: tr
 
 // ReadIssueLedger reads the whole event log of a state directory, one line
 // at a time: its memory follows the number of issues, not the size of the
-// log.
+// log. What an earlier call read is kept (issueLedgerMemo), and a later
+// call reads only what was appended since, unless the log was rewritten
+// (pruned) meanwhile: the check reads it before every loop.
 func ReadIssueLedger(dir string) (*IssueLedger, error) {
-	l := newIssueLedger()
-	f, size, err := openLog(PathsIn(dir).Ledger())
+	path := PathsIn(dir).Ledger()
+	f, size, err := openLog(path)
 	if f == nil {
-		return l, err
+		return newIssueLedger(), err
 	}
 	defer f.Close()
-	err = scanEvents(io.NewSectionReader(f, 0, size), func(line ledgerLine) error {
-		if name, ok := eventName(line.Text); ok && !spendEvents[string(name)] {
+	whole, err := wholeLines(f, size)
+	if err != nil {
+		return nil, err
+	}
+	m := &issueLedgerMemo
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	l, from := newIssueLedger(), int64(0)
+	if m.path == path && m.off > 0 && m.off <= whole && atLine(f, whole, m.off, m.last) {
+		l, from = m.l.clone(), m.off
+	}
+	var last []byte
+	read := func(line ledgerLine) error {
+		if line.Blank() {
 			return nil
 		}
-		if ev, err := line.Event(); err == nil && spendEvents[ev.Event] {
-			l.add(ev)
+		last = append(last[:0], line.Text...)
+		if name, ok := eventName(line.Text); ok && (!spendEvents[string(name)] ||
+			string(name) == EvLoop && !bytes.Contains(line.Text, progressedMark)) {
+			return nil
+		}
+		var ev spendEvent
+		if err := json.Unmarshal(line.Text, &ev); err == nil && spendEvents[ev.Event] {
+			l.add(ev.event())
 		}
 		return nil
-	})
-	return l, err
+	}
+	if whole > from {
+		if err := scanEvents(io.NewSectionReader(f, from, whole-from), read); err != nil {
+			return nil, err
+		}
+		m.path, m.off, m.last, m.l = path, whole, string(last), l.clone()
+	}
+	// A last line without its newline (being written, or torn) is read,
+	// not kept.
+	if size > whole {
+		if err := scanEvents(io.NewSectionReader(f, whole, size-whole), read); err != nil {
+			return nil, err
+		}
+	}
+	return l, nil
+}
+
+// progressedMark is in the loop events the ledger reads: only a loop that
+// progressed changes it.
+var progressedMark = []byte(`"progress":"` + ProgressProgressed + `"`)
+
+// spendEvent is the part of an event the ledger reads: decoding no more
+// keeps a read of the whole log short.
+type spendEvent struct {
+	Time        time.Time    `json:"timestamp"`
+	Event       string       `json:"event"`
+	IssueID     string       `json:"issue_id"`
+	RunID       string       `json:"run_id"`
+	Loop        int          `json:"loop"`
+	Response    string       `json:"response"`
+	DurationMS  int64        `json:"duration_ms"`
+	Cost        float64      `json:"cost"`
+	Code        Code         `json:"code"`
+	Tokens      *EventTokens `json:"tokens"`
+	Progress    string       `json:"progress"`
+	Issues      []string     `json:"issues"`
+	Fingerprint *Fingerprint `json:"fingerprint"`
+}
+
+func (e spendEvent) event() Event {
+	return Event{Time: e.Time, Event: e.Event, IssueID: e.IssueID, RunID: e.RunID, Loop: e.Loop, Response: e.Response,
+		DurationMS: e.DurationMS, Cost: e.Cost, Code: e.Code, Tokens: e.Tokens, Progress: e.Progress, Issues: e.Issues, Fingerprint: e.Fingerprint}
+}
+
+// issueLedgerMemo is what ReadIssueLedger read last: the ledger of one log
+// up to offset off, after line last.
+var issueLedgerMemo struct {
+	mu   sync.Mutex
+	path string
+	off  int64
+	last string
+	l    *IssueLedger
+}
+
+// clone returns a copy of l that shares nothing with it.
+func (l *IssueLedger) clone() *IssueLedger {
+	c := &IssueLedger{Issues: make(map[string]*IssueSpend, len(l.Issues)), halts: make(map[string]*HaltRecord, len(l.halts)),
+		recent: slices.Clone(l.recent), open: l.open, openIssues: slices.Clone(l.openIssues)}
+	for id, s := range l.Issues {
+		cs := *s
+		cs.recent = slices.Clone(s.recent)
+		c.Issues[id] = &cs
+	}
+	for id, h := range l.halts {
+		ch := *h
+		c.halts[id] = &ch
+	}
+	return c
 }
 
 // add counts one event.

@@ -170,3 +170,49 @@ func TestCheckHaltsOnIssueCap(t *testing.T) {
 		t.Errorf("after a retry, %s is not retried: %+v", a, rep)
 	}
 }
+
+// Reading the log again after more was appended gives what reading it
+// whole gives, and so does reading it after it was rewritten (pruned); a
+// caller's change of what it was given does not reach the next reader.
+func TestReadIssueLedgerAgain(t *testing.T) {
+	o := newTestOrchestrator(t)
+	rec := func(evs ...Event) {
+		for _, ev := range evs {
+			if err := o.log().Record(ev); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	tok := &EventTokens{Input: 10}
+	rec(execFor("r1", 2, tok, 0, time.Minute, "A"))
+	first, err := ReadIssueLedger(o.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first.Issues["A"].Total.Tokens = 1e9
+	rec(execFor("r1", 3, tok, 0, time.Minute, "A"),
+		Event{Time: testNow, Event: EvEscalated, IssueID: "A", Code: CodeIssueTokens, Fingerprint: &Fingerprint{Issue: "x"}})
+	again, err := ReadIssueLedger(o.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := again.Of("A"); s.Total.Tokens != 20 || s.Loops != 2 || again.Halt("A") == nil {
+		t.Errorf("read again: %+v, halt %v; want 20 tokens over 2 loops and the halt", s, again.Halt("A"))
+	}
+	// Rewritten: only the last loop is left.
+	b, err := os.ReadFile(o.paths().Ledger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	if err := os.WriteFile(o.paths().Ledger(), []byte(strings.Join(lines[1:], "")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pruned, err := ReadIssueLedger(o.Dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := pruned.Of("A"); s.Total.Tokens != 10 || s.Loops != 1 {
+		t.Errorf("read after a prune: %+v, want 10 tokens over 1 loop", s)
+	}
+}
