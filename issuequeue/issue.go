@@ -58,6 +58,15 @@ func (is *Issue) PendingAutoRetry() bool {
 // Section returns the text of a subsection (a fenced body comes back unfenced).
 func (is *Issue) Section(name string) (string, bool) { return is.q.d.sectionText(is.r, name) }
 
+// SectionNames returns the names of the issue's subsections, in order.
+func (is *Issue) SectionNames() []string {
+	names := make([]string, len(is.r.subs))
+	for i, s := range is.r.subs {
+		names[i] = s.name
+	}
+	return names
+}
+
 // Summary returns the first line of the Summary section, or of a
 // "**Summary:** text" paragraph before the issue's first subsection, or
 // the heading's text after the ID.

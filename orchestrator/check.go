@@ -214,6 +214,9 @@ func (o *Orchestrator) Check(ctx context.Context) (CheckReport, error) {
 
 func (o *Orchestrator) check(ctx context.Context, rc runCheck) (CheckReport, error) {
 	var rep CheckReport
+	if err := o.releaseChanged(ctx); err != nil {
+		return rep, err
+	}
 	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
 		in, err := o.inputs(q, st)
 		if err != nil {
@@ -284,6 +287,9 @@ func (o *Orchestrator) inputs(q *issuequeue.Queue, st *issuequeue.State) (Inputs
 	now := o.now()
 	u, err := ReadUsage(o.Dir, now)
 	if err != nil && u.Unreadable == nil { // an unreadable budget stops loops: ruleBudgetReadable
+		return Inputs{}, fmt.Errorf("reading the event log: %w", err)
+	}
+	if u.Spend, err = ReadIssueLedger(o.Dir); err != nil {
 		return Inputs{}, fmt.Errorf("reading the event log: %w", err)
 	}
 	p, err := ReadPause(o.Dir)
@@ -362,7 +368,7 @@ func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State, w io.Writ
 		}
 	}
 	for _, iv := range d.Issues {
-		if iv.Code != CodeRepeatedAcross {
+		if iv.Retry || iv.Code == CodeMaxRetries {
 			continue
 		}
 		var is *issuequeue.Issue
@@ -381,7 +387,7 @@ func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State, w io.Writ
 			return nil, err
 		}
 		evs = append(evs, Event{Time: now, Event: EvEscalated, IssueID: is.ID, RunID: st.RunID, Reason: string(iv.Code),
-			Code: CodeRepeatedAcross, Signature: is.FailureSignature, Error: iv.Because})
+			Code: iv.Code, Signature: is.FailureSignature, Error: iv.Because, Fingerprint: o.fingerprint(is)})
 	}
 	if d.Stop != nil && len(d.WouldQualify) > 0 {
 		if d.CapReached {
@@ -407,4 +413,32 @@ func (o *Orchestrator) announceCheck(d Decision, st *issuequeue.State, w io.Writ
 		evs = append(evs, Event{Time: now, Event: EvTriggered, IssueID: is.ID, RunID: st.RunID, Attempt: is.RetryCount + 1})
 	}
 	return evs, o.Templates.Render(w, "triggered", tr)
+}
+
+// releaseChanged releases, before the check decides, the halted issues
+// whose fingerprint changed since their halt, and records a person's
+// release made by editing the file (releaseHalts). It is a change of its
+// own, so that the check reads the released issues, and their new
+// allowance, as it reads every other.
+func (o *Orchestrator) releaseChanged(ctx context.Context) error {
+	return o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		l, err := ReadIssueLedger(o.Dir)
+		if err != nil {
+			return issuequeue.Change{}, fmt.Errorf("reading the event log: %w", err)
+		}
+		edits, evs := releaseHalts(q, l, o.Config, o.now(), st.RunID)
+		if len(evs) == 0 {
+			return issuequeue.Change{}, nil
+		}
+		lines, err := o.log().Lines(evs...)
+		if err != nil {
+			return issuequeue.Change{}, err
+		}
+		return issuequeue.Change{Queue: edits, Log: lines, After: func() error {
+			for _, ev := range evs {
+				fmt.Fprintf(o.Stdout, "%s released (%s): halted on %s\n", ev.IssueID, ev.Cause, ev.Code)
+			}
+			return nil
+		}}, nil
+	})
 }

@@ -73,6 +73,13 @@ type Event struct {
 	// StoppedBy is the reason code of the rule that stopped a loop
 	// execution while it ran: a budget its spend reached, or hung.
 	StoppedBy Code `json:"stopped_by,omitempty"`
+	// Issues are the issues a loop execution was run for: what it spent
+	// counts in full against each one's allowance.
+	Issues []string `json:"issues,omitempty"`
+	// Fingerprint is what a halted issue was halted on (the halt's
+	// escalated event); Cause why a halt_released event released it.
+	Fingerprint *Fingerprint `json:"fingerprint,omitempty"`
+	Cause       string       `json:"cause,omitempty"`
 }
 
 // EventTokens are the tokens an agent reported for one loop execution, as it
@@ -121,6 +128,9 @@ const (
 	EvGuard = "guard"
 	// EvRateLimitWindow is a rate-limit window opened (until Until).
 	EvRateLimitWindow = "rate_limit_window"
+	// EvHaltReleased is a halted issue released, by a person or because
+	// what it was halted on changed (Cause).
+	EvHaltReleased = "halt_released"
 )
 
 // Events of "orchestrator add".
@@ -225,6 +235,7 @@ func textLine(ev Event) string {
 	add("duration_ms", ev.DurationMS)
 	add("kind", ev.Kind)
 	add("code", string(ev.Code))
+	add("cause", ev.Cause)
 	add("progress", ev.Progress)
 	if ev.Cost != 0 {
 		kv = append(kv, "cost="+strconv.FormatFloat(ev.Cost, 'f', -1, 64))

@@ -6,6 +6,7 @@ import (
 	"io"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/autoretry/orchestrator/internal/foundations/columns"
 	"github.com/autoretry/orchestrator/issuequeue"
@@ -40,6 +41,17 @@ type CheckExplanation struct {
 	Retry   []string       `json:"retry"`
 	Rules   []Verdict      `json:"rules"`
 	Issues  []IssueVerdict `json:"issues"`
+	// Spend is, for each issue explain was asked about, what its loops
+	// spent and the rules of it.
+	Spend []SpendExplanation `json:"spend,omitempty"`
+}
+
+// SpendExplanation is what the loops run for one issue spent, and its
+// spend rules.
+type SpendExplanation struct {
+	ID    string     `json:"id"`
+	Spend IssueSpend `json:"spend"`
+	Rules []Verdict  `json:"rules"`
 }
 
 // Explain decides as the next run and the next check would, and writes
@@ -64,6 +76,10 @@ func (o *Orchestrator) Explain(ids []string) (Explanation, error) {
 	in, err := o.inputs(q, st)
 	if err != nil {
 		return ex, err
+	}
+	released := map[string]string{}
+	for _, ev := range withReleases(q, in.Usage.Spend, o.Config, in.Now) {
+		released[ev.IssueID] = "released first (" + ev.Cause + ")"
 	}
 	runIn := in
 	runIn.Run = true
@@ -94,6 +110,9 @@ func (o *Orchestrator) Explain(ids []string) (Explanation, error) {
 			iv.Retry = false
 			iv.Because += "; but no loop starts: " + string(d.Stop.Rule)
 		}
+		if note := released[is.ID]; note != "" {
+			iv.Because = note + "; " + iv.Because
+		}
 		if note := SeenNote(is); note != "" {
 			iv.Because += "; " + note
 		}
@@ -115,6 +134,12 @@ func (o *Orchestrator) Explain(ids []string) (Explanation, error) {
 	}
 	if ex.Check.Issues == nil {
 		ex.Check.Issues = []IssueVerdict{}
+	}
+	for _, id := range ids {
+		typical, ok := in.Usage.Spend.Typical(id)
+		s := in.Usage.Spend.Of(id)
+		ex.Check.Spend = append(ex.Check.Spend, SpendExplanation{ID: id, Spend: s,
+			Rules: SpendVerdicts(id, s, typical, ok, o.Config, o.invocation())})
 	}
 	return ex, nil
 }
@@ -192,6 +217,17 @@ func (ex Explanation) PrintWidth(w io.Writer, width int) error {
 				why = "(" + string(iv.Code) + ") " + why
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", iv.ID, r, why)
+		}
+	}
+	for _, se := range ex.Check.Spend {
+		fmt.Fprintf(tw, "\n%s: its loops spent %s, %s, %s in %d loop(s)", se.ID, measureCost.show(se.Spend.Total.Cost),
+			measureTokens.show(float64(se.Spend.Total.Tokens)), measureTime.show(float64(se.Spend.Total.AgentTime)), se.Spend.Loops)
+		if !se.Spend.Since.IsZero() {
+			fmt.Fprintf(tw, " since %s", se.Spend.Since.UTC().Format(time.RFC3339))
+		}
+		fmt.Fprintln(tw, "\nrule\tnow\tlimit\tverdict")
+		for _, v := range se.Rules {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", v.Rule, v.Value, v.Limit, verdict(v))
 		}
 	}
 	if !ex.Run.Start && ex.Run.Hint != "" {

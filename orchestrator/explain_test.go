@@ -73,6 +73,25 @@ func TestExplainAgreesWithCheck(t *testing.T) {
 		{"exhausted", issueMD(a, "Auto-Retry=true", "Retry-Count=10", "Max-Retries=10"), stateMD(0, true), nil, "stop", CodeMaxRetries},
 		{"halted elsewhere", issueMD(b, "Auto-Retry=true", "Failure-Signature="+sig), stateMD(0, true),
 			record(Event{Time: testNow.Add(-time.Hour), Event: EvEscalated, IssueID: a, Signature: sig, Code: CodeRepeatedFailure}), "stop", CodeRepeatedAcross},
+		{"issue cap", retryable, stateMD(0, true), func(o *Orchestrator) {
+			o.Config.Budget.IssueTokens = 1000
+			record(Event{Time: testNow.Add(-48 * time.Hour), Event: EvExec, RunID: "r1", Loop: 2, Issues: []string{a},
+				Tokens: &EventTokens{Input: 900, Output: 100, CacheRead: 1e6}})(o)
+		}, "stop", CodeIssueTokens},
+		{"spend since progress", retryable, stateMD(0, true), func(o *Orchestrator) {
+			o.Config.Progress.SpendTokens = 1000
+			record(Event{Time: testNow.Add(-48 * time.Hour), Event: EvExec, RunID: "r1", Loop: 2, Issues: []string{a}, Tokens: &EventTokens{Input: 600}},
+				Event{Time: testNow.Add(-48 * time.Hour), Event: EvLoop, RunID: "r1", Loop: 2, Progress: ProgressProgressed},
+				Event{Time: testNow.Add(-47 * time.Hour), Event: EvExec, RunID: "r2", Loop: 2, Issues: []string{a}, Tokens: &EventTokens{Input: 600}},
+				Event{Time: testNow.Add(-47 * time.Hour), Event: EvLoop, RunID: "r2", Loop: 2, Progress: ProgressChanged},
+				Event{Time: testNow.Add(-46 * time.Hour), Event: EvExec, RunID: "r3", Loop: 2, Issues: []string{a}, Tokens: &EventTokens{Input: 400}},
+				Event{Time: testNow.Add(-46 * time.Hour), Event: EvLoop, RunID: "r3", Loop: 2, Progress: ProgressChanged})(o)
+		}, "stop", CodeNoProgressSpend},
+		{"spend since progress, below", retryable, stateMD(0, true), func(o *Orchestrator) {
+			o.Config.Progress.SpendTokens = 1000
+			record(Event{Time: testNow.Add(-47 * time.Hour), Event: EvExec, RunID: "r2", Loop: 2, Issues: []string{a}, Tokens: &EventTokens{Input: 999}},
+				Event{Time: testNow.Add(-47 * time.Hour), Event: EvLoop, RunID: "r2", Loop: 2, Progress: ProgressChanged})(o)
+		}, "retry", ""},
 		{"old events are outside the window", retryable, stateMD(0, true), func(o *Orchestrator) {
 			evs := execs(200, time.Second, 0)
 			for i := range evs {

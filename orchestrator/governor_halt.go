@@ -37,7 +37,9 @@ type HaltFacts struct {
 // issue was halted on, or its failures under other issues in the last 24
 // hours and its streak here adding up to that (the same failure filed again
 // under a new ID: repeated_failure_across_issues); the last four attempts
-// alternating between two failures (oscillation). A failure that printed
+// alternating between two failures (oscillation); what its loops spent
+// reaching a per-issue cap or a limit of the spend since progress
+// (SpendVerdicts, when h.Usage.Spend was read). A failure that printed
 // nothing says only which check failed how: it is no evidence that another
 // issue fails for the same reason, so it never counts across issues. It
 // returns the code and the reason in words, or "" when the issue goes on.
@@ -58,6 +60,9 @@ func Halt(h HaltFacts, cfg *config.Config) (Code, string) {
 	}
 	if h.New && oscillates(h.Recent) {
 		return CodeOscillation, "the last 4 attempts alternate between two failures"
+	}
+	if v := spendHalt(h, cfg); v != nil {
+		return v.Rule, v.Reason
 	}
 	return "", ""
 }

@@ -23,7 +23,8 @@ func isGovernor(path string) bool {
 
 // The governor is the one decision point: no code outside
 // orchestrator/governor*.go builds a stop (a StopError literal), words one
-// ("stopped ("), or decides a halt (sets Halted to true). Tests may.
+// ("stopped ("), decides a halt (sets Halted to true) or releases one (an
+// edit setting the Halted field to false). Tests may.
 func TestOnlyTheGovernorStopsAndHalts(t *testing.T) {
 	root := ".."
 	fset := token.NewFileSet()
@@ -55,10 +56,18 @@ func TestOnlyTheGovernorStopsAndHalts(t *testing.T) {
 				if typeName(x.Type) == "StopError" {
 					at(x, "builds a StopError: build stops in governor_stops.go")
 				}
+				var haltedField, falseValue bool
 				for _, e := range x.Elts {
 					if kv, ok := e.(*ast.KeyValueExpr); ok && identName(kv.Key) == "Halted" && isTrue(kv.Value) {
 						at(kv, "sets Halted: halts are decided by Halt in governor_halt.go")
 					}
+					if kv, ok := e.(*ast.KeyValueExpr); ok {
+						haltedField = haltedField || identName(kv.Key) == "Field" && typeName(kv.Value) == "FieldHalted"
+						falseValue = falseValue || identName(kv.Key) == "Value" && isFalse(kv.Value)
+					}
+				}
+				if haltedField && falseValue {
+					at(x, "releases a halt: releases are decided by ReleaseHalt in governor_release.go")
 				}
 			case *ast.BasicLit:
 				if s, err := strconv.Unquote(x.Value); err == nil && x.Kind == token.STRING && strings.Contains(s, "stopped (") {
@@ -73,6 +82,9 @@ func TestOnlyTheGovernorStopsAndHalts(t *testing.T) {
 			case *ast.CallExpr:
 				if typeName(x.Fun) == "SetField" && len(x.Args) == 3 && typeName(x.Args[1]) == "FieldHalted" && isTrue(x.Args[2]) {
 					at(x, "sets Halted: halts are decided by Halt in governor_halt.go")
+				}
+				if typeName(x.Fun) == "SetField" && len(x.Args) == 3 && typeName(x.Args[1]) == "FieldHalted" && isFalse(x.Args[2]) {
+					at(x, "releases a halt: releases are decided by ReleaseHalt in governor_release.go")
 				}
 			}
 			return true
@@ -116,6 +128,17 @@ func isTrue(e ast.Expr) bool {
 	if bl, ok := e.(*ast.BasicLit); ok && bl.Kind == token.STRING {
 		s, _ := strconv.Unquote(bl.Value)
 		return s == "true"
+	}
+	return false
+}
+
+func isFalse(e ast.Expr) bool {
+	if id, ok := e.(*ast.Ident); ok {
+		return id.Name == "false"
+	}
+	if bl, ok := e.(*ast.BasicLit); ok && bl.Kind == token.STRING {
+		s, _ := strconv.Unquote(bl.Value)
+		return s == "false"
 	}
 	return false
 }

@@ -149,6 +149,10 @@ func StopHalted(id string, code Code, repeats int, inv string) *StopError {
 		why = "the same failure as under other issues"
 	case CodeOscillation:
 		why = "its last 4 attempts alternate between two failures"
+	case CodeIssueCost, CodeIssueTokens, CodeIssueAgentTime:
+		why = "what its loops spent reached [budget] " + string(code)
+	case CodeNoProgressSpend:
+		why = "what its loops spent since a loop last progressed on it reached a [progress] spend_* limit"
 	}
 	return &StopError{Code: code, Reason: fmt.Sprintf("%s halted: %s", id, why),
 		Hint: "a person is needed: " + answerHint(inv, id)}
@@ -180,11 +184,24 @@ func escalationVerdict(d Decision, inv string) *Verdict {
 	if n := len(d.Exhausted); n > 0 {
 		parts = append(parts, fmt.Sprintf("%d issue(s) used all their retries and were escalated", n))
 	}
-	if n := len(d.Halted); n > 0 {
+	across := 0
+	for _, iv := range d.Issues {
+		switch {
+		case iv.Retry || iv.Code == CodeMaxRetries || iv.Code == "":
+		case iv.Code == CodeRepeatedAcross:
+			across++
+		default:
+			if len(d.Exhausted) == 0 && v.Rule == CodeMaxRetries {
+				v.Rule = iv.Code
+			}
+			parts = append(parts, iv.ID+" halted: "+iv.Because)
+		}
+	}
+	if across > 0 {
 		if len(d.Exhausted) == 0 {
 			v.Rule = CodeRepeatedAcross
 		}
-		parts = append(parts, fmt.Sprintf("%d issue(s) fail the same way as an issue halted on that failure and were escalated", n))
+		parts = append(parts, fmt.Sprintf("%d issue(s) fail the same way as an issue halted on that failure and were escalated", across))
 	}
 	v.Reason = strings.Join(parts, "; ")
 	return v

@@ -54,13 +54,10 @@ type PersonField struct {
 	Value   string `json:"value"`
 }
 
+// freshStart is what a person's retry and fix set: Retry-Count 0, and the
+// fields of a release.
 func freshStart() []PersonField {
-	return []PersonField{
-		{Field: issuequeue.FieldRetryCount, Value: "0"},
-		{Field: issuequeue.FieldHalted, Value: "false"},
-		{Field: issuequeue.FieldSignatureRepeatCount, Value: "0"},
-		{Field: issuequeue.FieldStatus, Value: issuequeue.StatusPending},
-	}
+	return append([]PersonField{{Field: issuequeue.FieldRetryCount, Value: "0"}}, releasedFields()...)
 }
 
 // RetryChange is what 'orchestrator retry' sets.

@@ -130,7 +130,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 			x.Idle, lr.stoppedBy = cfg.Loop.IdleTimeout, CodeHung
 		}
 		if err := o.log().Record(withAgent(Event{Time: r.now(), Event: EvExec, RunID: runID, Loop: loop, Kind: kind, Attempt: try,
-			DurationMS: r.now().Sub(started).Milliseconds(), Cost: r.execCost(arep, res.Tail, costPath), StoppedBy: lr.stoppedBy}, arep)); err != nil {
+			Issues: loopIssues(kind, retried, q), DurationMS: r.now().Sub(started).Milliseconds(), Cost: r.execCost(arep, res.Tail, costPath), StoppedBy: lr.stoppedBy}, arep)); err != nil {
 			return lr, "", transient, nil, err
 		}
 		if cause := agentCause(arep); cause != "" {

@@ -241,6 +241,9 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 		if err != nil {
 			return issuequeue.Change{}, fmt.Errorf("reading the event log: %w", err)
 		}
+		if u.Spend, err = ReadIssueLedger(o.Dir); err != nil {
+			return issuequeue.Change{}, fmt.Errorf("reading the event log: %w", err)
+		}
 		d := DecideFail(is, Failure{Type: failType, Output: out, Signature: sig, Older: older, Time: now, Silent: src.Silent}, o.Config, u)
 		rep.RepeatCount, rep.Halted, rep.Code, rep.Attempt = d.RepeatCount, d.Halted, d.Code, d.Attempt
 		rep.Status = issuequeue.StatusPending
@@ -253,7 +256,7 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 			FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error, Silent: src.Silent, Check: src.Check}}
 		if d.Halted {
 			events = append(events, Event{Time: now, Event: EvEscalated, IssueID: id, RunID: st.RunID, Reason: string(d.Code),
-				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because, Silent: src.Silent})
+				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because, Silent: src.Silent, Fingerprint: o.fingerprint(is)})
 		}
 		lines, err := o.log().Lines(events...)
 		if err != nil {

@@ -121,7 +121,8 @@ func (r *Runner) haltForProgress(rep *RunReport, lr *LoopRecord, retried []strin
 			halted = append(halted, is)
 			evs = append(evs,
 				Event{Time: now, Event: EvHalted, IssueID: id, RunID: rep.RunID, Loop: lr.Loop, Code: v.Rule, Reason: string(v.Rule), Error: v.Reason},
-				Event{Time: now, Event: EvEscalated, IssueID: id, RunID: rep.RunID, Reason: string(v.Rule), Code: v.Rule, Error: v.Reason})
+				Event{Time: now, Event: EvEscalated, IssueID: id, RunID: rep.RunID, Reason: string(v.Rule), Code: v.Rule, Error: v.Reason,
+					Fingerprint: o.fingerprint(is)})
 		}
 		lines, err := o.log().Lines(evs...)
 		if err != nil {

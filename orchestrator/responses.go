@@ -47,6 +47,18 @@ func (o *Orchestrator) respond(ctx context.Context, id, response, detail string,
 		// The answer is logged with the change: the loop guard reads
 		// from the log whether a person answered an issue.
 		events := []Event{{Time: now, Event: EvUserResponse, IssueID: id, RunID: st.RunID, Response: response, Reason: detail}}
+		l, err := ReadIssueLedger(o.Dir)
+		if err != nil {
+			return issuequeue.Change{}, fmt.Errorf("reading the event log: %w", err)
+		}
+		h := l.Halt(id)
+		if cause := ReleaseHalt(ReleaseFacts{Halted: is.Halted, Person: true, Halt: h, Now: FingerprintOf(is, o.Config)}); cause != "" {
+			ev := Event{Time: now, Event: EvHaltReleased, IssueID: id, RunID: st.RunID, Cause: cause, Response: response}
+			if h != nil {
+				ev.Code = h.Code
+			}
+			events = append(events, ev)
+		}
 		if response == "skip" {
 			events = append(events, Event{Time: now, Event: EvResolved, IssueID: id, RunID: st.RunID, Resolution: issuequeue.StatusSkipped,
 				TotalAttempts: is.RetryCount})

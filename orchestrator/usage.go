@@ -30,6 +30,10 @@ type Usage struct {
 	// Unreadable is why the window could not be read, if it could not:
 	// then the figures above are not what was spent.
 	Unreadable *UnreadableLogError
+	// Spend is what the loops run for each issue spent over the whole
+	// event log, not only the window (ReadIssueLedger); nil when the caller did
+	// not read it, and then no spend rule applies.
+	Spend *IssueLedger
 }
 
 // Exec is one execution of the loop command.
@@ -221,7 +225,7 @@ func ReadUsage(dir string, now time.Time) (Usage, error) {
 			}
 			u.Claimed[ev.IssueID] = max(u.Claimed[ev.IssueID], ev.Attempt)
 		case EvEscalated:
-			if ev.Signature != "" { // a halt on a repeated failure
+			if ev.Signature != "" && !isSpendCode(ev.Code) { // a halt on a repeated failure
 				u.Halts = append(u.Halts, Attempt{At: ev.Time, IssueID: ev.IssueID, Signature: ev.Signature, Silent: ev.Silent})
 			}
 		case EvAdded:
