@@ -42,8 +42,38 @@ type InLoop struct {
 	Usage  Usage        // the event log's last 24 hours before the loop
 	Shared *SharedUsage // the shared budget's, when [shared_budget] names a directory; nil: not checked
 	Spend  LoopSpend
+	// Issues are the issues the loop runs for, and Ledger what their loops
+	// spent before it (nil: not read): the per-issue caps and the spend
+	// since progress hold during the loop too, the loop's spend counting in
+	// full for each.
+	Issues []string
+	Ledger *IssueLedger
 	// Invocation is how a person runs the tool, for hints.
 	Invocation string
+}
+
+// issueSpend is what issue id's loops have spent with the running loop's
+// spend so far added.
+func (in InLoop) issueSpend(id string) IssueSpend {
+	s := in.Ledger.Of(id)
+	loop := Spend{Cost: in.Spend.Cost, Tokens: in.Spend.Tokens, AgentTime: in.Spend.Time}
+	s.Total.add(loop)
+	s.SinceProgress.add(loop)
+	return s
+}
+
+// issueRules are the per-issue limits a running loop meets, for each of its
+// issues: its caps and its spend since progress, without the reserve (which
+// gates a loop's start). The first that stops, for any issue, stops it.
+func issueRules(in InLoop) []Verdict {
+	if in.Ledger == nil {
+		return nil
+	}
+	var vs []Verdict
+	for _, id := range in.Issues {
+		vs = append(vs, SpendVerdicts(id, in.issueSpend(id), Spend{}, false, in.Config, in.Invocation)...)
+	}
+	return vs
 }
 
 // withSpend is the inputs of the gate's rules as they would stand if the
@@ -80,8 +110,11 @@ func duringRules(in InLoop) []func(Inputs) Verdict {
 // first that stops, if any.
 func DuringLoop(in InLoop) (all []Verdict, stop *Verdict) {
 	gin := in.withSpend()
+	var vs []Verdict
 	for _, r := range duringRules(in) {
-		v := r(gin)
+		vs = append(vs, r(gin))
+	}
+	for _, v := range append(vs, issueRules(in)...) {
 		if v.Stop {
 			v.Reason = "during the loop, " + v.Reason + "; the loop was stopped and its issues are pending again, not charged"
 			if stop == nil {
@@ -95,19 +128,32 @@ func DuringLoop(in InLoop) (all []Verdict, stop *Verdict) {
 }
 
 // AgentTimeLeft is how much longer the loop may run before its wall time
-// reaches an agent time budget (its own or the shared one); ok is false
-// when none is set.
+// reaches an agent time budget (its own, the shared one, or a per-issue
+// one of its issues); ok is false when none is set.
 func AgentTimeLeft(in InLoop) (left time.Duration, ok bool) {
+	earliest := func(l time.Duration) {
+		if !ok || l < left {
+			left = l
+		}
+		ok = true
+	}
+	if in.Ledger != nil {
+		for _, id := range in.Issues {
+			s := in.Ledger.Of(id)
+			if l := in.Config.Budget.IssueAgentTime; l > 0 {
+				earliest(l - s.Total.AgentTime - in.Spend.Time)
+			}
+			if l := in.Config.Progress.SpendAgentTime; l > 0 {
+				earliest(l - s.SinceProgress.AgentTime - in.Spend.Time)
+			}
+		}
+	}
 	if l := in.Config.Budget.AgentTimePerDay; l > 0 {
-		left, ok = l-in.Usage.AgentTime()-in.Spend.Time, true
+		earliest(l - in.Usage.AgentTime() - in.Spend.Time)
 	}
 	if in.Shared != nil {
 		if l := in.Config.SharedBudget.AgentTimePerDay; l > 0 {
-			sl := l - in.Shared.AgentTime() - in.Spend.Time
-			if !ok || sl < left {
-				left = sl
-			}
-			ok = true
+			earliest(l - in.Shared.AgentTime() - in.Spend.Time)
 		}
 	}
 	return max(left, 0), ok

@@ -237,3 +237,59 @@ func TestDecideExecStoppedDuringLoop(t *testing.T) {
 		t.Error("a hung loop needs no person?")
 	}
 }
+
+// The per-issue caps and the spend since progress hold during a loop too:
+// what the loop's issues' loops spent before it, with the loop's spend so
+// far added in full for each issue, reaches a limit and stops it; just
+// below, it goes on.
+func TestDuringLoopPerIssue(t *testing.T) {
+	ledger := newIssueLedger()
+	a := ledger.issue("ISSUE-20261122-001")
+	a.Total = Spend{Tokens: 60000, Cost: 1, AgentTime: time.Hour}
+	a.SinceProgress = Spend{Tokens: 20000, AgentTime: 30 * time.Minute}
+	b := ledger.issue("ISSUE-20261122-002")
+	b.Total = Spend{Tokens: 90000}
+	tests := []struct {
+		name   string
+		set    func(c *config.Config)
+		issues []string
+		spend  LoopSpend
+		want   Code
+	}{
+		{"issue tokens just below", func(c *config.Config) { c.Budget.IssueTokens = 100000 }, []string{"ISSUE-20261122-001"}, LoopSpend{Tokens: 39999}, ""},
+		{"issue tokens at", func(c *config.Config) { c.Budget.IssueTokens = 100000 }, []string{"ISSUE-20261122-001"}, LoopSpend{Tokens: 40000}, CodeIssueTokens},
+		{"the other issue of the loop reaches it", func(c *config.Config) { c.Budget.IssueTokens = 100000 }, []string{"ISSUE-20261122-001", "ISSUE-20261122-002"}, LoopSpend{Tokens: 10000}, CodeIssueTokens},
+		{"issue cost below", func(c *config.Config) { c.Budget.IssueCost = 2 }, []string{"ISSUE-20261122-001"}, LoopSpend{Cost: 0.99}, ""},
+		{"issue cost at", func(c *config.Config) { c.Budget.IssueCost = 2 }, []string{"ISSUE-20261122-001"}, LoopSpend{Cost: 1}, CodeIssueCost},
+		{"issue agent time at", func(c *config.Config) { c.Progress.SpendAgentTime = 0 }, []string{"ISSUE-20261122-001"}, LoopSpend{Time: 3 * time.Hour}, CodeIssueAgentTime},
+		{"spend since progress below", func(c *config.Config) { c.Progress.SpendTokens = 50000 }, []string{"ISSUE-20261122-001"}, LoopSpend{Tokens: 29999}, ""},
+		{"spend since progress at", func(c *config.Config) { c.Progress.SpendTokens = 50000 }, []string{"ISSUE-20261122-001"}, LoopSpend{Tokens: 30000}, CodeNoProgressSpend},
+		{"no issues: nothing per issue", func(c *config.Config) { c.Budget.IssueTokens = 100 }, nil, LoopSpend{Tokens: 1e6}, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			cfg := testConfig()
+			tt.set(cfg)
+			_, stop := DuringLoop(InLoop{Config: cfg, Now: testNow, Spend: tt.spend, Issues: tt.issues, Ledger: ledger})
+			var got Code
+			if stop != nil {
+				got = stop.Rule
+				if !strings.HasPrefix(stop.Reason, "during the loop") {
+					t.Errorf("reason %q", stop.Reason)
+				}
+			}
+			if got != tt.want {
+				t.Errorf("stopped by %q, want %q", got, tt.want)
+			}
+		})
+	}
+	// The timer is set to the earliest agent time limit of the loop's
+	// issues: 30 minutes left of 1h of spend since progress, against 3h
+	// left of the 4h cap.
+	cfg := testConfig()
+	cfg.Budget.AgentTimePerDay, cfg.Progress.SpendAgentTime = 0, time.Hour
+	left, ok := AgentTimeLeft(InLoop{Config: cfg, Now: testNow, Issues: []string{"ISSUE-20261122-001"}, Ledger: ledger, Spend: LoopSpend{Time: 10 * time.Minute}})
+	if !ok || left != 20*time.Minute {
+		t.Errorf("AgentTimeLeft = %v, %v; want 20m", left, ok)
+	}
+}

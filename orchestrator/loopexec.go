@@ -100,7 +100,7 @@ func (r *Runner) runLoop(ctx context.Context, runID string, loop int, kind strin
 		os.Remove(costPath)
 		ar := r.agentReader(started)
 		stop := &procgroup.Stopper{}
-		w, err := r.watchLoop(ar, started, stop)
+		w, err := r.watchLoop(ar, started, stop, loopIssues(kind, retried, q))
 		if err != nil {
 			return lr, "", transient, nil, err
 		}

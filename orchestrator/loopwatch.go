@@ -29,20 +29,27 @@ type loopWatch struct {
 	hit     *Verdict // the rule that stopped the loop
 }
 
-// watchLoop starts watching an execution started at started, whose agent's
-// output ar reads (nil: none), against the day's usage before it.
-func (r *Runner) watchLoop(ar *agentout.Reader, started time.Time, stop *procgroup.Stopper) (*loopWatch, error) {
+// watchLoop starts watching an execution for issues, started at started,
+// whose agent's output ar reads (nil: none), against the day's usage and
+// what the issues' loops spent before it.
+func (r *Runner) watchLoop(ar *agentout.Reader, started time.Time, stop *procgroup.Stopper, issues []string) (*loopWatch, error) {
 	o := r.O
 	u, err := ReadUsage(o.Dir, started)
 	if err != nil {
 		return nil, err
+	}
+	var ledger *IssueLedger
+	if len(issues) > 0 {
+		if ledger, err = ReadIssueLedger(o.Dir); err != nil {
+			return nil, err
+		}
 	}
 	sh, err := o.ReadShared(started)
 	if err != nil {
 		return nil, err
 	}
 	w := &loopWatch{ar: ar, started: started, now: r.now, stop: stop,
-		in: InLoop{Config: o.Config, Usage: u, Shared: sh, Invocation: o.invocation()}}
+		in: InLoop{Config: o.Config, Usage: u, Shared: sh, Issues: issues, Ledger: ledger, Invocation: o.invocation()}}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.check()

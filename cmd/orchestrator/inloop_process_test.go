@@ -181,6 +181,37 @@ func TestProcessTokensHoldDuringLoop(t *testing.T) {
 	}
 }
 
+// The issue's own cap holds during a loop too: a loop streaming 30k tokens
+// every 0.3 s for an issue whose loops may spend 100000 in all is stopped
+// at the report that reaches it, with issue_tokens, not charged; the next
+// check halts the issue on that cap.
+func TestProcessIssueTokensHoldDuringLoop(t *testing.T) {
+	t.Parallel()
+	ctx := testContext(t, time.Minute)
+	c := newCLI(t)
+	c.setup(ctx, "[loop]\ncommand = \"sh agent.sh\"\n[verify.test]\ncommand = \"echo '--- FAIL: TestServer'; exit 1\"\n"+
+		"[budget]\nissue_tokens = 100000\nreserve = false\n", inLoopQueue)
+	c.write("agent.sh", streamingAgent(`{"type":"assistant","message":{"id":"msg_'"$i"'","model":"claude-sonnet-4-5","type":"message","role":"assistant",`+
+		`"content":[{"type":"text","text":"working"}],"usage":{"input_tokens":10000,"cache_read_input_tokens":50000,"cache_creation_input_tokens":0,"output_tokens":20000}}}`))
+	r := c.run(ctx, nil, "run")
+	ev := stoppedLoop(t, c, r, orchestrator.CodeIssueTokens)
+	if ev.Tokens == nil {
+		t.Fatal("the stopped loop's record has no tokens")
+	}
+	if n := ev.Tokens.Counted(); n < 100000 || n > 100000+30000 {
+		t.Errorf("the stopped loop counted %d tokens; want the issue's cap reached, and within one report of 30k past it", n)
+	}
+	// The next check halts the issue on its cap: no loop starts.
+	r = c.run(ctx, nil, "check")
+	if r.code != exitSafeguard || !strings.Contains(r.stdout+r.stderr, "issue_tokens") {
+		t.Errorf("check after the stopped loop: exit %d, want 3 naming issue_tokens\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	if is := c.queue().Issue("ISSUE-20261122-001"); is == nil || !is.Halted {
+		t.Error("the issue is not halted on its cap after the check")
+	}
+	t.Logf("stopped after %d ms with %d tokens counted", ev.DurationMS, ev.Tokens.Counted())
+}
+
 // A loop whose agent states its cost per step (opencode's step_finish),
 // 0.30 a step every 0.3 s against cost_per_day = 1, is stopped at the
 // step that reaches it, with daily_cost, and not charged.
