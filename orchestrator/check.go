@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -212,12 +213,37 @@ func (o *Orchestrator) Check(ctx context.Context) (CheckReport, error) {
 	return o.check(ctx, runCheck{})
 }
 
+// errReleaseFirst stops a check that found a halt to release: the release
+// is a change of its own, made first (see releaseChanged).
+var errReleaseFirst = errors.New("a halt to release first")
+
 func (o *Orchestrator) check(ctx context.Context, rc runCheck) (CheckReport, error) {
-	var rep CheckReport
-	if err := o.releaseChanged(ctx); err != nil {
-		return rep, err
+	rep, err := o.checkOnce(ctx, rc, true)
+	if errors.Is(err, errReleaseFirst) {
+		if err := o.releaseChanged(ctx); err != nil {
+			return rep, err
+		}
+		rep, err = o.checkOnce(ctx, rc, false)
 	}
+	return rep, err
+}
+
+// checkOnce is one transaction of the check. Unless released is false it
+// first looks for halts to release, and gives way (errReleaseFirst) if
+// there are any, so that a check reads and writes the files once when
+// there are none, as nearly always.
+func (o *Orchestrator) checkOnce(ctx context.Context, rc runCheck, release bool) (CheckReport, error) {
+	var rep CheckReport
 	err := o.store().Update(ctx, func(q *issuequeue.Queue, st *issuequeue.State) (issuequeue.Change, error) {
+		if release {
+			l, err := ReadIssueLedger(o.Dir)
+			if err != nil {
+				return issuequeue.Change{}, fmt.Errorf("reading the event log: %w", err)
+			}
+			if _, evs := releaseHalts(q, l, o.Config, o.now(), st.RunID); len(evs) > 0 {
+				return issuequeue.Change{}, errReleaseFirst
+			}
+		}
 		in, err := o.inputs(q, st)
 		if err != nil {
 			return issuequeue.Change{}, err
