@@ -120,7 +120,9 @@ type intentFile struct {
 	Name  string     `json:"name"`
 	Edits []jsonEdit `json:"edits"`
 	Old   string     `json:"old"`   // the records the edits change, as they were
-	After string     `json:"after"` // SHA-256 of the content the change wrote
+	// After is the SHA-256 of the content the change wrote, in records of
+	// earlier versions: a file that holds it needs nothing.
+	After string `json:"after,omitempty"`
 }
 
 type jsonEdit struct {
@@ -283,7 +285,7 @@ func (p Paths) fileFix(f intentFile) func([]byte) ([]byte, error) {
 	}
 	return func(cur []byte) ([]byte, error) {
 		switch {
-		case cur != nil && sum(cur) == f.After:
+		case cur != nil && f.After != "" && sum(cur) == f.After:
 			return nil, nil // written before the kill
 		case cur == nil && f.Name != StateFile:
 			return nil, nil // removed since: nothing to complete

@@ -487,9 +487,13 @@ func (s *Store) plan(ctx context.Context, snap *snapshot, ch Change) (*plan, err
 	if writes < 2 {
 		return p, nil
 	}
-	files := []intentFile{{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src), After: sum(sNext)}}
+	// The record holds the edits and what they change as it was: the
+	// next command re-applies them to what the file holds then, which
+	// makes no change where they were made already, and keeps a person's
+	// edit made since (a conflict leaves their version).
+	files := []intentFile{{Name: StateFile, Edits: encodeEdits(ch.State), Old: string(st.d.src)}}
 	if len(ch.Queue) > 0 {
-		files = slices.Insert(files, 0, intentFile{Name: QueueFile, Edits: encodeEdits(ch.Queue), Old: excerpt(q.d, ch.Queue), After: sum(qNext)})
+		files = slices.Insert(files, 0, intentFile{Name: QueueFile, Edits: encodeEdits(ch.Queue), Old: excerpt(q.d, ch.Queue)})
 	}
 	p.intent = &intent{Moves: p.moves, Log: logIntent(ch.Log), Files: files}
 	return p, nil
