@@ -286,6 +286,13 @@ func LoopLimits(in Inputs) []Verdict {
 		add(CodeSharedAgentTime, "[shared_budget] agent_time_per_day", sb.AgentTimePerDay > 0, sb.AgentTimePerDay.String())
 	}
 	add(CodeWindowShare, "window_share", b.WindowShare > 0, fmt.Sprintf("%.0f%%", b.WindowShare*100))
+	for _, l := range append(issueCaps(cfg), progressSpendLimits(cfg)...) {
+		v := Verdict{Rule: l.code, Value: "checked for each of the loop's issues on the agent's reports", Limit: "off"}
+		if l.limit > 0 {
+			v.Limit = l.key + " " + l.m.show(l.limit) + ": the loop is stopped once an issue's spend with the loop's reaches it"
+		}
+		out = append(out, v)
+	}
 	idle := Verdict{Rule: CodeHung, Value: "a loop's silence is timed while it runs", Limit: "off"}
 	if t := cfg.Loop.IdleTimeout; t > 0 {
 		idle.Limit = "no output for " + t.String() + " stops the loop (idle_timeout)"
