@@ -80,6 +80,9 @@ type Verdict struct {
 	Reason string    `json:"reason,omitempty"` // one line, when Stop
 	Hint   string    `json:"hint,omitempty"`   // how to clear it, when Stop
 	Until  time.Time `json:"until,omitzero"`   // when the stop lifts by itself
+	// Issue is the issue a rule of one issue's spend is about; empty for
+	// the other rules.
+	Issue string `json:"issue,omitempty"`
 }
 
 // Pause is a person's pause of all loops (the paused file).

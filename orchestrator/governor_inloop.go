@@ -116,7 +116,11 @@ func DuringLoop(in InLoop) (all []Verdict, stop *Verdict) {
 	}
 	for _, v := range append(vs, issueRules(in)...) {
 		if v.Stop {
-			v.Reason = "during the loop, " + v.Reason + "; the loop was stopped and its issues are pending again, not charged"
+			tail := "; the loop was stopped and its issues are pending again, not charged"
+			if v.Issue != "" {
+				tail = "; the loop was stopped and " + v.Issue + " is halted" // as the check would halt it
+			}
+			v.Reason = "during the loop, " + v.Reason + tail
 			if stop == nil {
 				s := v
 				stop = &s

@@ -255,6 +255,9 @@ func cutVerdict(f LoopFacts) LoopStep {
 	switch {
 	case c.Rule != nil:
 		v.Stop = StopFor(c.Rule)
+		if c.Rule.Issue != "" && isSpendCode(c.Rule.Rule) {
+			v.Halt = c.Rule // an issue's own limit: it is halted, as the check would
+		}
 	case c.Hung > 0:
 		v.Stop, v.Breaker = stopHung(f.Loop, c.Hung, PathsIn(f.Dir).LoopLogs(), f.Config.CircuitBreaker.Threshold), true
 	case c.Auth:

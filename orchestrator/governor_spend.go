@@ -87,7 +87,7 @@ func SpendVerdicts(id string, s IssueSpend, typical Spend, ok bool, cfg *config.
 	var vs []Verdict
 	for _, l := range issueCaps(cfg) {
 		used := l.m.of(s.Total)
-		v := Verdict{Rule: l.code, Value: l.m.show(used) + " " + since, Limit: "off"}
+		v := Verdict{Rule: l.code, Value: l.m.show(used) + " " + since, Limit: "off", Issue: id}
 		if l.limit > 0 {
 			v.Limit = l.m.show(l.limit)
 			switch left := l.limit - used; {
@@ -111,7 +111,7 @@ func SpendVerdicts(id string, s IssueSpend, typical Spend, ok bool, cfg *config.
 	}
 	for _, l := range progressSpendLimits(cfg) {
 		used := l.m.of(s.SinceProgress)
-		v := Verdict{Rule: l.code, Value: l.m.show(used) + " " + after, Limit: "off"}
+		v := Verdict{Rule: l.code, Value: l.m.show(used) + " " + after, Limit: "off", Issue: id}
 		if l.limit > 0 {
 			v.Limit = l.key + " " + l.m.show(l.limit)
 			if used >= l.limit {

@@ -488,8 +488,19 @@ func (r *Runner) endOfLoopCheck(ctx context.Context, rep *RunReport, f *LoopFact
 // and what becomes of the issues of the loop lp (nil: between loops) or
 // claimed for the next one (retried).
 func (r *Runner) carryOut(ctx context.Context, rep *RunReport, lp *loopRun, retried []string, v LoopStep) error {
+	// A loop cut short is given back first, so that an issue a rule of
+	// its own spend halts keeps its Retry-Count as before the claim.
+	if v.Settle == SettleRelease {
+		if err := r.release(retried); err != nil {
+			return err
+		}
+	}
 	if v.Halt != nil {
-		if err := r.haltForProgress(rep, &lp.lr, retried, v.Halt); err != nil {
+		ids := retried
+		if v.Halt.Issue != "" {
+			ids = []string{v.Halt.Issue} // a rule of one issue's spend halts that issue alone
+		}
+		if err := r.haltForProgress(rep, &lp.lr, ids, v.Halt); err != nil {
 			return err
 		}
 	}
@@ -505,8 +516,6 @@ func (r *Runner) carryOut(ctx context.Context, rep *RunReport, lp *loopRun, retr
 	case SettlePending:
 		_, _, err := r.settle(ctx)
 		return err
-	case SettleRelease:
-		return r.release(retried)
 	case SettleEscalate:
 		return r.escalatePermanent(rep, &lp.lr, lp.f.Pattern)
 	}
