@@ -119,7 +119,7 @@ type intentMove struct {
 type intentFile struct {
 	Name  string     `json:"name"`
 	Edits []jsonEdit `json:"edits"`
-	Old   string     `json:"old"`   // the records the edits change, as they were
+	Old   string     `json:"old"` // the records the edits change, as they were
 	// After is the SHA-256 of the content the change wrote, in records of
 	// earlier versions: a file that holds it needs nothing.
 	After string `json:"after,omitempty"`
