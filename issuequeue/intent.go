@@ -34,7 +34,15 @@ type intent struct {
 	Moves   []intentMove `json:"moves,omitempty"` // issues moved from the queue to the archive; the archive is written first
 	Files   []intentFile `json:"files"`           // then the queue, then the session state
 	Log     []intentLog  `json:"log,omitempty"`   // then the event logs
+	// Written names the files already written, in order: the record is
+	// written again after each file but the last, so that completing the
+	// change never writes a file a second time over what a person made of
+	// it since.
+	Written []string `json:"written,omitempty"`
 }
+
+// wrote reports whether the record says the file named name was written.
+func (in *intent) wrote(name string) bool { return slices.Contains(in.Written, name) }
 
 type intentLog struct {
 	Path   string `json:"path"`
@@ -229,7 +237,10 @@ type repair struct {
 // file, given queue, what the queue holds now (nil: missing).
 func (p Paths) repairs(in *intent, queue []byte) []repair {
 	var out []repair
-	if len(in.Moves) > 0 && queue != nil {
+	// Once the queue is written, every move is made: the archive holds the
+	// issues and the queue does not; an issue of the same ID in the queue
+	// since is someone else's.
+	if len(in.Moves) > 0 && queue != nil && !in.wrote(QueueFile) {
 		q := ParseQueue(p.Queue(), queue)
 		var done, undo []intentMove
 		var edits []Edit
@@ -256,6 +267,9 @@ func (p Paths) repairs(in *intent, queue []byte) []repair {
 		}
 	}
 	for _, f := range in.Files {
+		if in.wrote(f.Name) {
+			continue
+		}
 		if fix := p.fileFix(f); fix != nil {
 			out = append(out, repair{filepath.Join(p.Dir, f.Name), fix})
 		}

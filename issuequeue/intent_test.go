@@ -428,3 +428,67 @@ func TestIntentKeepsACopyHeldBefore(t *testing.T) {
 		t.Errorf("the copy archived before was taken out:\n%s", got)
 	}
 }
+
+// TestIntentLeavesARevertMadeSince proves: a field the killed change wrote,
+// and a person then set back by hand to what it was, stays as the person
+// left it: the record says the queue was written, so completing the change
+// does not write it again.
+func TestIntentLeavesARevertMadeSince(t *testing.T) {
+	s := newIntentStore(t)
+	interrupted(t, s, retryChange) // queue written (Retry-Count 3), state not
+	q := read(t, s.Queue())
+	if !strings.Contains(q, "| Retry-Count | 3 |") {
+		t.Fatal("setup")
+	}
+	// The person lowers Retry-Count back to 2 by hand ("between runs ... lowering Retry-Count by hand included").
+	hand := strings.Replace(q, "| Retry-Count | 3 |", "| Retry-Count | 2 |", 1)
+	write(t, s.Queue(), hand)
+	ql, _, err := s.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ql.Issue("ISSUE-20261122-001").RetryCount; got != 2 {
+		t.Errorf("a reader sees Retry-Count %d, want the person's 2", got)
+	}
+	mustRecover(t, s)
+	got := read(t, s.Queue())
+	if !strings.Contains(got, "| Retry-Count | 2 |") {
+		t.Errorf("person's hand edit Retry-Count 2 was overwritten by recovery; queue now:\n%s", got)
+	}
+}
+
+// TestIntentKeepsAnArchivedIssueWhoseIDIsReused proves: an archive killed
+// after both its writes, whose issue's ID an agent then files again, keeps
+// the archived copy: the record says the queue was written, so the move is
+// made and not undone.
+func TestIntentKeepsAnArchivedIssueWhoseIDIsReused(t *testing.T) {
+	s := newIntentStore(t)
+	n := 0
+	s.betweenWrites = func() error {
+		n++
+		if n == 2 { // after archive and queue writes, before state
+			return errKilled
+		}
+		return nil
+	}
+	err := s.Update(context.Background(), func(q *Queue, st *State) (Change, error) {
+		return Change{Move: []string{"ISSUE-20261122-002"}, State: []Edit{SetField(SectionAutoRetry, StateTotalAutoRetries, "2")},
+			Log: []LogLine{{Path: s.Dir + "/logs/retry.jsonl", Line: []byte("{\"event\":\"archived\"}\n")}}}, nil
+	})
+	if !errors.Is(err, errKilled) {
+		t.Fatalf("Update: %v", err)
+	}
+	s.betweenWrites = nil
+	if strings.Contains(read(t, s.Queue()), "ISSUE-20261122-002") || !strings.Contains(read(t, s.Archive()), "Flaky test") {
+		t.Fatalf("setup: queue\n%s\narchive\n%s", read(t, s.Queue()), read(t, s.Archive()))
+	}
+	// An agent appends a new issue, reusing the next free ID in the queue.
+	f, _ := os.OpenFile(s.Queue(), os.O_WRONLY|os.O_APPEND, 0)
+	f.WriteString("\n## ISSUE-20261122-002\n\n| Field | Value |\n|-------|-------|\n| Status | pending |\n\n### Summary\nNew thing\n")
+	f.Close()
+	mustRecover(t, s)
+	a := read(t, s.Archive())
+	if !strings.Contains(a, "Flaky test") {
+		t.Errorf("the archived issue (Flaky test) is gone from the archive and not in the queue.\narchive:\n%s\nqueue:\n%s", a, read(t, s.Queue()))
+	}
+}

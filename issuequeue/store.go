@@ -105,14 +105,8 @@ func (e *RecoveryError) Error() string {
 func (e *RecoveryError) Unwrap() error { return e.Err }
 
 // EmptyFileError reports an empty state file where no lease can tell
-// whether someone has it open for writing: an editor that saves in place
-// empties the file first, and one that stalled there would lose what it
-// then writes if a change built on the empty file replaced it.
-type EmptyFileError struct{ File string }
-
-func (e *EmptyFileError) Error() string {
-	return fmt.Sprintf("%s is empty, and this system cannot tell whether an editor is in the middle of saving it; nothing was written", e.File)
-}
+// whether someone has it open for writing (see statefile.EmptyFileError).
+type EmptyFileError = statefile.EmptyFileError
 
 // NoStateDirError reports a state directory that does not exist.
 type NoStateDirError struct{ Dir string }
@@ -444,9 +438,12 @@ func (s *Store) plan(ctx context.Context, snap *snapshot, ch Change) (*plan, err
 	p := &plan{log: ch.Log, after: ch.After}
 	q, st := snap.q, snap.st
 	if len(ch.Move) > 0 {
-		b, _, err := readState(ctx, s.Archive())
+		b, whole, err := readState(ctx, s.Archive())
 		if err != nil {
 			return nil, err
+		}
+		if b != nil && len(b) == 0 && !whole {
+			return nil, &EmptyFileError{File: s.Archive()}
 		}
 		archived := ParseArchive(s.Archive(), b)
 		for _, id := range ch.Move {
@@ -530,6 +527,12 @@ func (s *Store) commit(ctx context.Context, p *plan) error {
 		if err != nil {
 			return stop(err, i > 0)
 		}
+		if p.intent != nil && (i+1 < len(p.writes) || len(p.log) > 0) {
+			p.intent.Written = append(p.intent.Written, filepath.Base(w.path))
+			if err := s.writeIntent(*p.intent); err != nil {
+				return stop(err, true)
+			}
+		}
 	}
 	if err := AppendLog(p.log...); err != nil {
 		return stop(err, len(p.writes) > 0)
@@ -548,9 +551,12 @@ func (s *Store) commit(ctx context.Context, p *plan) error {
 // replace rewrites the file at path with what fix makes of it (nil: leave
 // it alone), re-applying fix if someone saves it meanwhile.
 func (s *Store) replace(ctx context.Context, path string, fix func([]byte) ([]byte, error)) error {
-	cur, _, err := readState(ctx, path)
+	cur, whole, err := readState(ctx, path)
 	if err != nil {
 		return err
+	}
+	if cur != nil && len(cur) == 0 && !whole {
+		return &EmptyFileError{File: path}
 	}
 	next, err := fix(cur)
 	if next == nil || err != nil {

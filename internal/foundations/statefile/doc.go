@@ -80,14 +80,20 @@
 //
 //   - A writer that resolved the file's name before the exchange and
 //     reaches the lease only after step 4 looked at it writes into the
-//     unlinked old file: a window of microseconds.
+//     unlinked old file; a kill -9 between the exchange and the exchange
+//     back leaves a save that raced with it under the temporary name,
+//     which Cleanup removes a minute later: windows of microseconds.
 //   - Where no lease can be taken (other systems, another user's file, a
-//     network file system) a read is not known to be whole, and step 4
-//     compares the displaced file's content with what was read instead;
-//     a save in place that stalls between the read and that comparison is
-//     lost.
+//     network file system) a read is not known to be whole: an empty file
+//     that changed since the caller read it is refused (*EmptyFileError),
+//     a changed one is read again until it has rested for 100 ms, and
+//     step 4 compares the displaced file's content with what was read; a
+//     save in place that stalls longer is lost.
 //   - A file system without RENAME_EXCHANGE gets a plain rename: a save
 //     between the read and the rename is lost.
+//   - A process that may not write the file may not replace it either; the
+//     new file keeps the old one's owner only where the process may set it
+//     (root).
 //
 // Extended attributes and ACLs of the old file are not carried over.
 //

@@ -33,6 +33,16 @@ func (e *WritingError) Error() string {
 	return fmt.Sprintf("%s is being written by someone else and did not settle within %v; nothing was written", e.File, e.Wait)
 }
 
+// EmptyFileError reports an empty state file where no lease can tell
+// whether someone has it open for writing: an editor that saves in place
+// empties the file first, and one that stalled there would lose what it
+// then writes if a change built on the empty file replaced it.
+type EmptyFileError struct{ File string }
+
+func (e *EmptyFileError) Error() string {
+	return fmt.Sprintf("%s is empty, and this system cannot tell whether an editor is in the middle of saving it; nothing was written", e.File)
+}
+
 // UnsafeFileError reports a state file that cannot be replaced safely:
 // a symbolic link, a hard-linked file or not a regular file.
 type UnsafeFileError struct {
@@ -71,11 +81,16 @@ const (
 	// has a state file open for writing to close it: a save takes
 	// milliseconds.
 	WriterWait = 2 * time.Second
-	maxRebases = 5
-	tempMarker = ".tmp-"
-	savedMark  = ".saved-"
-	staleAge   = time.Minute
-	newMode    = 0o644
+	// settleQuiet is how long a file read without a lease, and changed
+	// since the caller read it, must be left alone before Replace builds
+	// on it: where the kernel cannot say whether a save is going on, a
+	// save in place that is still writing is seen changing within it.
+	settleQuiet = 100 * time.Millisecond
+	maxRebases  = 5
+	tempMarker  = ".tmp-"
+	savedMark   = ".saved-"
+	staleAge    = time.Minute
+	newMode     = 0o644
 )
 
 // tempTarget reports whether name is one of Replace's temporary files,

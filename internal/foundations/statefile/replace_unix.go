@@ -196,7 +196,20 @@ func (h *seams) replace(ctx context.Context, path string, orig, next []byte, reb
 				return kept, fmt.Errorf("reading %s: %w", path, err)
 			}
 		}
-		if changed := cur == nil != (base == nil) || cur != nil && !sameSlice(cur.data, base); changed {
+		changed := cur == nil != (base == nil) || cur != nil && !sameSlice(cur.data, base)
+		if changed && cur != nil && !cur.leased {
+			// No lease says whether a save in place is going on: an empty
+			// file is refused, and one still changing is waited for.
+			if len(cur.data) == 0 && base != nil {
+				cur.close()
+				return kept, &EmptyFileError{File: path}
+			}
+			if i < maxRebases && Changed(ctx, path, cur.data, settleQuiet) {
+				cur.close()
+				continue
+			}
+		}
+		if changed {
 			switch {
 			case i > maxRebases:
 				err = fmt.Errorf("%s changed %d times while being written: %w", path, i, ErrChanged)
@@ -246,6 +259,11 @@ func (r *replacer) dirfd() int { return int(r.d.Fd()) }
 func (r *replacer) swapIn(cur *held, base, want []byte) (done bool, saved string, err error) {
 	mode, owner := os.FileMode(newMode), (*syscall.Stat_t)(nil)
 	if cur != nil {
+		// Whoever may not write the file may not replace it either, even
+		// where the directory would let them.
+		if err := unix.Access(r.path, unix.W_OK); err != nil {
+			return false, "", fmt.Errorf("replacing %s: %w", r.path, &fs.PathError{Op: "write", Path: r.path, Err: err})
+		}
 		mode = cur.fi.Mode()
 		owner, _ = cur.fi.Sys().(*syscall.Stat_t)
 	}
