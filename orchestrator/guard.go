@@ -215,10 +215,16 @@ func (o *Orchestrator) guardAfter(s *guardSnapshot, runID string, loop int) ([]g
 	// The two markdown files: one deleted is put back before the store
 	// reads it (it would read a blank one).
 	if _, err := os.Stat(o.paths().State()); s.stateExists && errors.Is(err, fs.ErrNotExist) {
-		if err := writeFileAtomic(o.paths().State(), s.state.Source()); err != nil {
+		// Created, never clobbered: a file put there meanwhile (an editor
+		// that renamed the old one away mid-save) stands.
+		if _, err := statefile.Replace(context.Background(), o.paths().State(), nil, s.state.Source(), func(cur []byte) ([]byte, error) {
+			return cur, nil
+		}); err != nil {
 			return changes, err
 		}
-		add(true, "session_state.md was deleted: restored")
+		if b, err := os.ReadFile(o.paths().State()); err == nil && bytes.Equal(b, s.state.Source()) {
+			add(true, "session_state.md was deleted: restored")
+		}
 	}
 	pre := len(changes)
 	var (
