@@ -146,15 +146,8 @@ func (p Paths) Load() (*Queue, *State, error) {
 	if fi, err := os.Stat(p.Dir); err != nil || !fi.IsDir() {
 		return nil, nil, &NoStateDirError{Dir: p.Dir}
 	}
-	files := map[string][]byte{}
-	for _, path := range []string{p.Queue(), p.State()} {
-		b, err := readOptional(path)
-		if err != nil {
-			return nil, nil, err
-		}
-		files[path] = b
-	}
-	if err := p.completed(files); err != nil {
+	files, err := p.readAll(p.Queue(), p.State())
+	if err != nil {
 		return nil, nil, err
 	}
 	return ParseQueue(p.Queue(), files[p.Queue()]), ParseState(p.State(), files[p.State()]), nil
@@ -163,21 +156,65 @@ func (p Paths) Load() (*Queue, *State, error) {
 // LoadArchive reads and parses the archive as its history (see
 // ParseArchive), after Load: nil if there is none.
 func (p Paths) LoadArchive() (*Queue, error) {
-	files := map[string][]byte{}
-	for _, path := range []string{p.Queue(), p.Archive()} {
-		b, err := readOptional(path)
-		if err != nil {
-			return nil, fmt.Errorf("reading the archive: %w", err)
-		}
-		files[path] = b
-	}
-	if err := p.completed(files); err != nil {
+	files, err := p.readAll(p.Queue(), p.Archive())
+	if err != nil {
 		return nil, fmt.Errorf("reading the archive: %w", err)
 	}
 	if files[p.Archive()] == nil {
 		return nil, nil
 	}
 	return ParseArchive(p.Archive(), files[p.Archive()]), nil
+}
+
+// readAll reads the files at paths for a command that only reads, as they
+// will be once a change a killed command left half done is completed. A
+// change that a command makes meanwhile could leave one file read before
+// it and another after it: the files and the intent record are looked at
+// before and after, and read again (a few times at most) until nothing
+// changed in between.
+func (p Paths) readAll(paths ...string) (map[string][]byte, error) {
+	watch := append(slices.Clone(paths), p.Intent())
+	for try := 0; ; try++ {
+		before := stamps(watch)
+		files := map[string][]byte{}
+		for _, path := range paths {
+			b, err := readOptional(path)
+			if err != nil {
+				return nil, err
+			}
+			files[path] = b
+		}
+		if err := p.completed(files); err != nil {
+			return nil, err
+		}
+		if try == 3 || sameStamps(before, stamps(watch)) {
+			return files, nil
+		}
+	}
+}
+
+// stamps returns what the files' metadata say of their versions (nil: a
+// missing file).
+func stamps(paths []string) []os.FileInfo {
+	out := make([]os.FileInfo, len(paths))
+	for i, path := range paths {
+		out[i], _ = os.Lstat(path)
+	}
+	return out
+}
+
+// sameStamps reports whether no file changed between two stamps: the same
+// inode, size and modification time, or missing both times.
+func sameStamps(a, b []os.FileInfo) bool {
+	for i := range a {
+		if (a[i] == nil) != (b[i] == nil) {
+			return false
+		}
+		if a[i] != nil && !(os.SameFile(a[i], b[i]) && a[i].Size() == b[i].Size() && a[i].ModTime().Equal(b[i].ModTime())) {
+			return false
+		}
+	}
+	return true
 }
 
 // StateTemplate is the session state a missing session_state.md starts

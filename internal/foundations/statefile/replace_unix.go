@@ -261,7 +261,10 @@ func (r *replacer) swapIn(cur *held, base, want []byte) (done bool, saved string
 	if cur != nil {
 		// Whoever may not write the file may not replace it either, even
 		// where the directory would let them.
-		if err := unix.Access(r.path, unix.W_OK); err != nil {
+		switch err := unix.Access(r.path, unix.W_OK); {
+		case errors.Is(err, unix.ENOENT):
+			return false, "", nil // renamed away since the read: in the middle of a save
+		case err != nil:
 			return false, "", fmt.Errorf("replacing %s: %w", r.path, &fs.PathError{Op: "write", Path: r.path, Err: err})
 		}
 		mode = cur.fi.Mode()
