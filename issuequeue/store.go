@@ -564,7 +564,7 @@ func (s *Store) commit(ctx context.Context, p *plan) error {
 		if err != nil {
 			return stop(err, i > 0)
 		}
-		if p.intent != nil && (i+1 < len(p.writes) || len(p.log) > 0) {
+		if p.intent != nil && i+1 < len(p.writes) {
 			p.intent.Written = append(p.intent.Written, filepath.Base(w.path))
 			if err := s.writeIntent(*p.intent); err != nil {
 				return stop(err, true)
