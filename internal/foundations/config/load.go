@@ -3,7 +3,6 @@ package config
 import (
 	"errors"
 	"fmt"
-	"github.com/autoretry/orchestrator/internal/foundations/suggest"
 	"io/fs"
 	"os"
 	"slices"
@@ -11,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"github.com/autoretry/orchestrator/internal/foundations/suggest"
 )
 
 // Load reads the config file at path, which must exist (the user named it

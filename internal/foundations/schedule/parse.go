@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/autoretry/orchestrator/internal/foundations/suggest"
 )
 
 // Error is a range of schedule.active_hours that cannot be read.
@@ -166,32 +168,11 @@ func guessDay(name string) (time.Weekday, bool) {
 	}
 	found, n := time.Weekday(0), 0
 	for d, long := range longNames {
-		if editDistance(name, long[:3]) <= 1 || len(name) > 3 && editDistance(name, long) <= 2 {
+		if suggest.Distance(name, long[:3]) <= 1 || len(name) > 3 && suggest.Distance(name, long) <= 2 {
 			found, n = time.Weekday(d), n+1
 		}
 	}
 	return found, n == 1
-}
-
-// editDistance is the Levenshtein distance between a and b, by bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // parseTimes reads "HH:MM-HH:MM" into seconds since midnight.
