@@ -68,7 +68,8 @@
 //   - The path always names a complete file: the old one or the new one,
 //     at any instant and after a kill -9 at any instant (both are fsynced
 //     before the exchange; the directory after it). A kill leaves at most a
-//     temporary file, which Replace and Cleanup remove after a minute.
+//     temporary file, which the next Replace of the file removes after a
+//     minute.
 //   - Symbolic links, hard-linked and non-regular files are refused with an
 //     *UnsafeFileError, by Read as well as Replace, before anything is
 //     written.
@@ -82,7 +83,8 @@
 //     reaches the lease only after step 4 looked at it writes into the
 //     unlinked old file; a kill -9 between the exchange and the exchange
 //     back leaves a save that raced with it under the temporary name,
-//     which Cleanup removes a minute later: windows of microseconds.
+//     which the next Replace removes a minute later: windows of
+//     microseconds.
 //   - Where no lease can be taken (other systems, another user's file, a
 //     network file system) a read is not known to be whole: an empty file
 //     that changed since the caller read it is refused (*EmptyFileError),

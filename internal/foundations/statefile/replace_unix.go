@@ -525,16 +525,6 @@ func readAll(f *os.File, size int64) ([]byte, error) {
 	return b.Bytes(), err
 }
 
-// Cleanup removes temporary files that Replace left in dir when it was
-// killed: those older than a minute, and those still linked to their
-// target. The caller holds the write lock.
-func Cleanup(dir string) error {
-	if err := new(seams).cleanup(dir, ""); err != nil {
-		return fmt.Errorf("cleaning up %s: %w", dir, err)
-	}
-	return nil
-}
-
 // cleanup removes stale temporary files of the file named only, or of all
 // files if only is empty.
 func (h *seams) cleanup(dir, only string) error {
@@ -569,7 +559,7 @@ func (h *seams) cleanup(dir, only string) error {
 
 // linkNoReplace puts from in place at to unless to exists, for file systems
 // without an atomic create-by-rename. A crash between the two calls leaves
-// from linked to the file; Cleanup removes it.
+// from linked to the file; the next Replace of it removes it.
 func linkNoReplace(dirfd int, from, to string) error {
 	if err := unix.Linkat(dirfd, from, dirfd, to, 0); err != nil {
 		return err

@@ -116,25 +116,3 @@ func replaceWindows(path string, orig, next []byte, rebase func(current []byte) 
 	}
 	return fmt.Errorf("%s: kept changing: %w", path, ErrChanged)
 }
-
-// Cleanup removes temporary files that Replace left in dir when it was
-// killed, once they are older than a minute.
-func Cleanup(dir string) error {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("cleaning up %s: %w", dir, err)
-	}
-	var errs []error
-	for _, e := range entries {
-		if _, ok := tempTarget(e.Name()); !ok {
-			continue
-		}
-		p := filepath.Join(dir, e.Name())
-		if fi, err := os.Lstat(p); err == nil && fi.Mode().IsRegular() && time.Since(fi.ModTime()) > staleAge {
-			if err := os.Remove(p); err != nil && !errors.Is(err, fs.ErrNotExist) {
-				errs = append(errs, err)
-			}
-		}
-	}
-	return errors.Join(errs...)
-}
