@@ -217,13 +217,11 @@ func (o *Orchestrator) guardAfter(s *guardSnapshot, runID string, loop int) ([]g
 	if _, err := os.Stat(o.paths().State()); s.stateExists && errors.Is(err, fs.ErrNotExist) {
 		// Created, never clobbered: a file put there meanwhile (an editor
 		// that renamed the old one away mid-save) stands.
-		if _, err := statefile.Replace(context.Background(), o.paths().State(), nil, s.state.Source(), func(cur []byte) ([]byte, error) {
-			return cur, nil
-		}); err != nil {
-			return changes, err
-		}
-		if b, err := os.ReadFile(o.paths().State()); err == nil && bytes.Equal(b, s.state.Source()) {
+		switch err := statefile.WriteNew(o.paths().State(), s.state.Source()); {
+		case err == nil:
 			add(true, "session_state.md was deleted: restored")
+		case !errors.Is(err, fs.ErrExist):
+			return changes, err
 		}
 	}
 	pre := len(changes)
