@@ -112,7 +112,13 @@ func TestNoLeaseHelperProcess(t *testing.T) {
 		t.Fatal("this process can take a lease on the queue: the test does not reach the case it is for")
 	}
 	var err error
-	if os.Getenv(noLeaseHelperMode) == "archive" {
+	switch os.Getenv(noLeaseHelperMode) {
+	case "empty": // the queue is empty already
+		s := &Store{Paths: Paths{Dir: dir}, Command: "add"}
+		err = s.Update(t.Context(), func(q *Queue, st *State) (Change, error) {
+			return Change{Queue: []Edit{AppendIssue("ISSUE-20261126-009", "## ISSUE-20261126-009\n\n| Field | Value |\n|-------|-------|\n| Status | pending |\n")}}, nil
+		})
+	case "archive":
 		editor, oerr := os.OpenFile(ap, os.O_WRONLY|os.O_TRUNC, 0) // an editor begins its save in place
 		if oerr != nil {
 			t.Fatal(oerr)
@@ -123,7 +129,7 @@ func TestNoLeaseHelperProcess(t *testing.T) {
 		})
 		editor.Write([]byte(ArchiveTemplate + "\n## ISSUE-20261001-001\n\nArchived by hand\n"))
 		editor.Close()
-	} else {
+	default:
 		var editor *os.File
 		s := &Store{Paths: Paths{Dir: dir}, Command: "add"}
 		err = s.Update(t.Context(), func(q *Queue, st *State) (Change, error) {

@@ -115,6 +115,16 @@ func (e *NoStateDirError) Error() string {
 	return fmt.Sprintf("state directory %s does not exist", e.Dir)
 }
 
+// unleasedEmpty returns an *EmptyFileError for the file at path read empty
+// (b) where no lease could tell (not whole) whether an editor is in the
+// middle of saving it.
+func unleasedEmpty(path string, b []byte, whole bool) error {
+	if b != nil && len(b) == 0 && !whole {
+		return &EmptyFileError{File: path}
+	}
+	return nil
+}
+
 // readOptional reads a state file for a command that only reads: it takes
 // no lock and does not wait. Missing reads as nil. A link is read through:
 // lint reports it, and every write refuses it.
@@ -406,13 +416,9 @@ func (s *Store) read(ctx context.Context) (*snapshot, error) {
 
 // decide validates what was read and asks fn for the change.
 func (s *Store) decide(snap *snapshot, fn func(q *Queue, st *State) (Change, error)) (Change, error) {
-	for _, f := range []struct {
-		path  string
-		orig  []byte
-		whole bool
-	}{{snap.queue, snap.qOrig, snap.qWhole}, {snap.state, snap.sOrig, snap.sWhole}} {
-		if f.orig != nil && len(f.orig) == 0 && !f.whole {
-			return Change{}, &EmptyFileError{File: f.path}
+	for _, err := range []error{unleasedEmpty(snap.queue, snap.qOrig, snap.qWhole), unleasedEmpty(snap.state, snap.sOrig, snap.sWhole)} {
+		if err != nil {
+			return Change{}, err
 		}
 	}
 	if err := snap.q.Err(); err != nil {
@@ -479,8 +485,8 @@ func (s *Store) plan(ctx context.Context, snap *snapshot, ch Change) (*plan, err
 		if err != nil {
 			return nil, err
 		}
-		if b != nil && len(b) == 0 && !whole {
-			return nil, &EmptyFileError{File: s.Archive()}
+		if err := unleasedEmpty(s.Archive(), b, whole); err != nil {
+			return nil, err
 		}
 		archived := ParseArchive(s.Archive(), b)
 		for _, id := range ch.Move {
@@ -592,8 +598,8 @@ func (s *Store) replace(ctx context.Context, path string, fix func([]byte) ([]by
 	if err != nil {
 		return err
 	}
-	if cur != nil && len(cur) == 0 && !whole {
-		return &EmptyFileError{File: path}
+	if err := unleasedEmpty(path, cur, whole); err != nil {
+		return err
 	}
 	next, err := fix(cur)
 	if next == nil || err != nil {

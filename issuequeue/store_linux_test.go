@@ -3,14 +3,9 @@ package issuequeue
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
-	"os/exec"
-	"os/user"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -176,10 +171,6 @@ func TestUpdateInterruptedWhileWaiting(t *testing.T) {
 	}
 }
 
-// emptyFileHelperDir names, to the helper process of
-// TestEmptyFileWithoutALeaseIsRefused, the state directory it adds to.
-const emptyFileHelperDir = "ISSUEQUEUE_TEST_EMPTY_FILE_DIR"
-
 // Where no lease can tell whether an editor has the queue open for writing
 // (here: another user's file), an empty queue may be a save in place that
 // truncated the file and stalled before writing: a change built on it
@@ -187,71 +178,18 @@ const emptyFileHelperDir = "ISSUEQUEUE_TEST_EMPTY_FILE_DIR"
 // the replaced file and be lost with the whole queue. A command refuses
 // it, writing nothing. Root acts as another user, in a process of its own.
 func TestEmptyFileWithoutALeaseIsRefused(t *testing.T) {
-	if os.Geteuid() != 0 {
-		t.Skip("acting as another user, who cannot take a lease on the file, needs root")
-	}
-	nobody, err := user.Lookup("nobody")
-	if err != nil {
-		t.Skip(err)
-	}
-	uid, _ := strconv.Atoi(nobody.Uid)
-	gid, _ := strconv.Atoi(nobody.Gid)
-	dir, err := os.MkdirTemp("", "empty-queue-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := noLeaseDir(t)
 	write(t, filepath.Join(dir, QueueFile), "")
-	write(t, filepath.Join(dir, StateFile), intentState)
 	old := time.Now().Add(-time.Hour) // long past any wait for quiet
 	if err := os.Chtimes(filepath.Join(dir, QueueFile), old, old); err != nil {
 		t.Fatal(err)
 	}
-	exe, err := os.ReadFile(os.Args[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	helper := filepath.Join(dir, "helper.test")
-	if err := os.WriteFile(helper, exe, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{dir, filepath.Join(dir, QueueFile), filepath.Join(dir, StateFile)} {
-		if err := os.Chmod(p, 0o777); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// The helper makes a log directory and a lock file of its own.
-	cmd := exec.Command(helper, "-test.run=^TestEmptyFileHelperProcess$", "-test.v")
-	cmd.Env = append(os.Environ(), emptyFileHelperDir+"="+dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(gid)}}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("helper: %v\n%s", err, out)
-	}
-	if !strings.Contains(string(out), "(empty file: true)") {
+	if out := asNobody(t, dir, "empty"); !strings.Contains(out, "(empty file: true)") {
 		t.Errorf("an empty queue another user owns was not refused as empty:\n%s", out)
 	}
 	if q := read(t, filepath.Join(dir, QueueFile)); q != "" {
 		t.Errorf("the empty queue was written:\n%s", q)
 	}
-}
-
-// TestEmptyFileHelperProcess is the process of another user in
-// TestEmptyFileWithoutALeaseIsRefused; alone, it does nothing.
-func TestEmptyFileHelperProcess(t *testing.T) {
-	dir := os.Getenv(emptyFileHelperDir)
-	if dir == "" {
-		t.Skip("the helper process of TestEmptyFileWithoutALeaseIsRefused")
-	}
-	if _, whole, _ := statefile.Read(t.Context(), filepath.Join(dir, QueueFile), 0); whole {
-		t.Fatal("this process can take a lease on the queue: the test does not reach the case it is for")
-	}
-	s := &Store{Paths: Paths{Dir: dir}, Command: "test"}
-	err := s.Update(t.Context(), func(q *Queue, st *State) (Change, error) {
-		return Change{Queue: []Edit{AppendIssue("ISSUE-20261126-009", "## ISSUE-20261126-009\n\n| Field | Value |\n|-------|-------|\n| Status | pending |\n")}}, nil
-	})
-	var ee *EmptyFileError
-	fmt.Printf("refused: %T %v (empty file: %v)\n", err, err, errors.As(err, &ee))
 }
 
 // A change a killed command left half done that cannot be completed now
