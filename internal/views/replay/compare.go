@@ -74,38 +74,34 @@ func Compare(h *History, recorded []Outcome, p *Played) []Difference {
 		}
 		d := Difference{Run: i + 1, Recorded: rec, Replayed: rep}
 		if i < len(h.Runs) {
-			d.Spend, d.Estimated = runSpend(h.Runs[i], rec.Loops, rep.Loops)
+			for _, l := range h.Runs[i].Loops[min(rep.Loops, rec.Loops, len(h.Runs[i].Loops)):min(rec.Loops, len(h.Runs[i].Loops))] {
+				d.saved(l)
+			}
 		}
+		if i < len(p.Runs) {
+			for _, l := range p.Runs[i].Loops[min(rec.Loops, len(p.Runs[i].Loops)):] {
+				d.added(l.Loop)
+				d.Estimated = d.Estimated || l.Index == 0
+			}
+		}
+		d.Times()
 		diffs = append(diffs, d)
 	}
 	return diffs
 }
 
-func same(a, b Outcome) bool {
-	return a.Loops == b.Loops && a.Code == b.Code && slices.Equal(a.Halts, b.Halts)
+func (s *Spend) saved(l Loop) {
+	m, t, c := l.spend()
+	s.LoopsSaved, s.MinutesSaved, s.TokensSaved, s.CostSaved = s.LoopsSaved+1, s.MinutesSaved+m, s.TokensSaved+t, s.CostSaved+c
 }
 
-// runSpend is what the loops between recorded and replayed spent: saved
-// when the replay ran fewer, added (estimated past the run's loops) when
-// it ran more.
-func runSpend(r Run, recorded, replayed int) (s Spend, estimated bool) {
-	loopAt := func(n int) Loop {
-		if len(r.Loops) == 0 {
-			return Loop{}
-		}
-		return r.Loops[min(n, len(r.Loops))-1]
-	}
-	for n := replayed + 1; n <= recorded; n++ {
-		m, t, c := loopAt(n).spend()
-		s.LoopsSaved, s.MinutesSaved, s.TokensSaved, s.CostSaved = s.LoopsSaved+1, s.MinutesSaved+m, s.TokensSaved+t, s.CostSaved+c
-	}
-	for n := recorded + 1; n <= replayed; n++ {
-		m, t, c := loopAt(n).spend()
-		s.LoopsAdded, s.MinutesAdded, s.TokensAdded, s.CostAdded = s.LoopsAdded+1, s.MinutesAdded+m, s.TokensAdded+t, s.CostAdded+c
-		estimated = estimated || n > len(r.Loops)
-	}
-	s.Times()
-	return s, estimated
+func (s *Spend) added(l Loop) {
+	m, t, c := l.spend()
+	s.LoopsAdded, s.MinutesAdded, s.TokensAdded, s.CostAdded = s.LoopsAdded+1, s.MinutesAdded+m, s.TokensAdded+t, s.CostAdded+c
+}
+
+func same(a, b Outcome) bool {
+	return a.Loops == b.Loops && a.Code == b.Code && slices.Equal(a.Halts, b.Halts)
 }
 
 // spend is what a loop's executions spent: agent minutes, tokens, cost.

@@ -14,6 +14,7 @@ import (
 
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/orchestrator"
+	"github.com/autoretry/orchestrator/signature"
 )
 
 // FromLog makes a history of the runs a state directory's event log
@@ -51,6 +52,9 @@ func FromLog(dir string, since time.Time) (*History, error) {
 		return nil, err
 	}
 	b.describeFiled(queue)
+	for _, o := range b.h.Recorded {
+		sortHalts(o.Halts)
+	}
 	return b.h, nil
 }
 
@@ -61,9 +65,11 @@ type logHistory struct {
 	cur   *Run                          // the run events belong to
 	loop  *Loop                         // the loop they belong to
 	execs []Exec                        // of the loop being built
-	first map[string]orchestrator.Event // an issue's first attempt
+	first map[string]orchestrator.Event // an issue's first event, then its first attempt
 	filed map[string]bool               // issues a loop filed
-	agent string
+	// curLoop is the current run's loop in progress.
+	curLoop int
+	agent   string
 	// person holds what a person did between loops, for the next loop.
 	person []string
 }
@@ -78,9 +84,18 @@ func (b *logHistory) event(ev orchestrator.Event) {
 			b.cur, b.loop, b.execs = &b.h.Runs[len(b.h.Runs)-1], nil, nil
 		}
 	}
-	if ev.Event == orchestrator.EvAttempt {
+	if ev.IssueID != "" {
 		if _, ok := b.first[ev.IssueID]; !ok {
 			b.first[ev.IssueID] = ev
+		}
+		if ev.Event == orchestrator.EvAttempt && b.first[ev.IssueID].Event != orchestrator.EvAttempt {
+			// Its counters as its first failure found them; Retry-Count
+			// from its first claim, if that came before.
+			f := ev
+			if b.first[ev.IssueID].Event == orchestrator.EvTriggered {
+				f.Attempt = b.first[ev.IssueID].Attempt
+			}
+			b.first[ev.IssueID] = f
 		}
 	}
 	i, ok := b.runs[ev.RunID]
@@ -89,18 +104,11 @@ func (b *logHistory) event(ev orchestrator.Event) {
 		return
 	}
 	rec := &b.h.Recorded[i]
-	switch ev.Event {
-	case orchestrator.EvRunFinished, orchestrator.EvStopped:
-		if rec.Code == "" {
-			rec.Code = ev.Code
-		}
+	rec.note(ev, &b.curLoop)
+	if !worldEvents[ev.Event] || (ev.Event == orchestrator.EvAdded || ev.Event == orchestrator.EvRefiled) && !ev.FromLoop {
 		return
-	case orchestrator.EvHalted, orchestrator.EvEscalated, orchestrator.EvCapReached:
-		if ev.Code != "" && !slices.ContainsFunc(rec.Halts, func(h Halt) bool { return h.Issue == ev.IssueID }) {
-			rec.Halts = append(rec.Halts, Halt{Issue: ev.IssueID, Loop: rec.Loops, Code: ev.Code})
-		}
 	}
-	l := b.open(ev, rec)
+	l := b.open()
 	switch ev.Event {
 	case orchestrator.EvExec:
 		b.agent = ev.Agent
@@ -117,10 +125,19 @@ func (b *logHistory) event(ev orchestrator.Event) {
 		}
 		b.execs = append(b.execs, x)
 	case orchestrator.EvTransient:
+		// What said it was transient, and the wait the engine chose.
 		if n := len(b.execs); n > 0 {
-			b.execs[n-1].Exit = 1
-			b.execs[n-1].Output += ev.Reason + "\n"
+			b.execs[n-1].Exit = max(b.execs[n-1].Exit, 1)
+			b.execs[n-1].Output += fmt.Sprintf("%s\nRetry-After: %d\n", ev.Reason, (ev.DurationMS+999)/1000)
 		}
+	case orchestrator.EvRateLimitWindow:
+		// The limit the last execution met, lifting then.
+		x := &l.Exec
+		if n := len(b.execs); n > 0 && b.loop != nil {
+			x = &b.execs[n-1]
+		}
+		x.Exit = max(x.Exit, 1)
+		x.Output += fmt.Sprintf("usage limit reached|%d\n", ev.Until.Unix())
 	case orchestrator.EvLoop:
 		x := Exec{}
 		if n := len(b.execs); n > 0 {
@@ -146,7 +163,7 @@ func (b *logHistory) event(ev orchestrator.Event) {
 			l.Add = append(l.Add, NewIssue{ID: ev.IssueID})
 		}
 	case orchestrator.EvAttempt:
-		out := ev.Error + "\n"
+		out := testsOutput(ev.FailingTests, ev.Error)
 		if ev.Silent {
 			out = ""
 		}
@@ -173,12 +190,17 @@ func (b *logHistory) event(ev orchestrator.Event) {
 	}
 }
 
+// worldEvents are the events that say what the world did in a loop: the
+// others are the tool's decisions.
+var worldEvents = map[string]bool{
+	orchestrator.EvExec: true, orchestrator.EvTransient: true, orchestrator.EvRateLimitWindow: true, orchestrator.EvLoop: true,
+	orchestrator.EvAdded: true, orchestrator.EvRefiled: true, orchestrator.EvAttempt: true, orchestrator.EvResolveClaimed: true,
+	orchestrator.EvResolved: true, orchestrator.EvUserResponse: true,
+}
+
 // open returns the loop an event of the current run belongs to, starting
 // one at its first execution.
-func (b *logHistory) open(ev orchestrator.Event, rec *Outcome) *Loop {
-	if ev.Event == orchestrator.EvExec || ev.Event == orchestrator.EvLoop {
-		rec.Loops = max(rec.Loops, ev.Loop)
-	}
+func (b *logHistory) open() *Loop {
 	if b.loop == nil {
 		b.cur.Loops = append(b.cur.Loops, Loop{Person: b.person})
 		b.loop, b.person = &b.cur.Loops[len(b.cur.Loops)-1], nil
@@ -252,13 +274,13 @@ func (b *logHistory) startQueue(today []byte) (string, error) {
 			continue
 		}
 		sig, repeats := "", 0
-		if ev.RepeatCount > 1 {
+		if ev.Event == orchestrator.EvAttempt && ev.RepeatCount > 1 {
 			sig, repeats = ev.Signature, ev.RepeatCount-1
 		}
 		edits = append(edits,
 			issuequeue.SetField(is.ID, issuequeue.FieldStatus, issuequeue.StatusPending),
 			issuequeue.SetField(is.ID, issuequeue.FieldHalted, "false"),
-			issuequeue.SetField(is.ID, issuequeue.FieldRetryCount, strconv.Itoa(max(ev.Attempt-1, 0))),
+			issuequeue.SetField(is.ID, issuequeue.FieldRetryCount, strconv.Itoa(retriesBefore(ev))),
 			issuequeue.SetField(is.ID, issuequeue.FieldFailureSignature, sig),
 			issuequeue.SetField(is.ID, issuequeue.FieldSignatureRepeatCount, strconv.Itoa(repeats)),
 			issuequeue.SetField(is.ID, issuequeue.FieldPreviousSignatures, "[]"))
@@ -285,4 +307,30 @@ func (b *logHistory) describeFiled(today []byte) {
 			}
 		}
 	}
+}
+
+// testsOutput is a failure's output as the log keeps it: the failing
+// tests it named, in a runner's words that name them again, else its
+// first error line.
+func testsOutput(names []string, line string) string {
+	if len(names) > 0 {
+		var b strings.Builder
+		for _, n := range names {
+			fmt.Fprintf(&b, "--- FAIL: %s (0.00s)\n", n)
+		}
+		b.WriteString("FAIL\n")
+		if got, known := signature.FailingTests([]byte(b.String())); known && slices.Equal(got, names) {
+			return b.String()
+		}
+	}
+	return line + "\n"
+}
+
+// retriesBefore is an issue's Retry-Count before its first event: a
+// claim or a failure names its attempt; after anything else, none.
+func retriesBefore(ev orchestrator.Event) int {
+	if ev.Event == orchestrator.EvAttempt || ev.Event == orchestrator.EvTriggered {
+		return max(ev.Attempt-1, 0)
+	}
+	return 0
 }

@@ -32,13 +32,19 @@ type Played struct {
 
 // PlayedRun is one run as the engine ran it.
 type PlayedRun struct {
-	// Loops is how many loops it ran; those past the history's loops of
-	// the run repeated the run's last loop (estimated).
-	Loops int
+	Loops []PlayedLoop
 	// Wait marks a stop that only waits (a rate limit, a pause): the run
 	// says when to try again.
 	Wait bool
 	Code orchestrator.Code
+}
+
+// PlayedLoop is a loop of the history the engine ran: Index counts the
+// history's loops from 1 over all runs; 0 marks an estimate, a loop past
+// the history's that repeats its last of the kind.
+type PlayedLoop struct {
+	Index int
+	Loop  Loop
 }
 
 // SignaturePrefix starts an output whose signature was recorded rather
@@ -55,10 +61,16 @@ type player struct {
 	now     time.Time
 	run     int
 	tries   map[int]int
-	ids     map[string]string // the history's issue names -> the engine's IDs
-	back    map[string]string // and back
-	last    map[string]Result // an issue's last verification result
-	loops   int               // loops of the current run the engine started
+	// The history's loops as two streams: each run's regular loop, and
+	// the auto-retry loops in order, whichever run the engine asks in.
+	regular []*PlayedLoop // by run; nil: the run recorded no loop
+	auto    []PlayedLoop
+	next    int                // the next auto-retry loop
+	chosen  map[int]PlayedLoop // this run's loops, by number
+	ids     map[string]string  // the history's issue names -> the engine's IDs
+	back    map[string]string  // and back
+	last    map[string]Result  // an issue's last verification result
+	played  []PlayedLoop       // this run's
 }
 
 // Play runs the engine on h under cfg (nil: the history's own config) in a
@@ -115,27 +127,48 @@ func PlayIn(ctx context.Context, h *History, cfg *config.Config, project string)
 	for _, is := range q.Issues {
 		p.ids[is.ID], p.back[is.ID] = is.ID, is.ID
 	}
+	index := 0
+	for _, r := range h.Runs {
+		var regular *PlayedLoop
+		for j, l := range r.Loops {
+			index++
+			if j == 0 {
+				regular = &PlayedLoop{Index: index, Loop: l}
+			} else {
+				p.auto = append(p.auto, PlayedLoop{Index: index, Loop: l})
+			}
+		}
+		p.regular = append(p.regular, regular)
+	}
 	every := time.Duration(h.Every)
 	if every == 0 {
 		every = 10 * time.Minute
 	}
 	played := &Played{}
 	at := h.Start
-	for i, run := range h.Runs {
+	// The recorded runs, then, while auto-retry loops of the history are
+	// left, more runs as cron would start them: until one stops for good
+	// or, bounded, waits too long.
+	extra := 0
+	for i := 0; i < len(h.Runs) || p.next < len(p.auto) && extra < 2*len(p.auto)+24; i++ {
 		switch {
-		case !run.At.IsZero():
-			at = run.At
+		case i < len(h.Runs) && !h.Runs[i].At.IsZero():
+			at = h.Runs[i].At
 		case i > 0:
 			at = at.Add(every)
+		}
+		if i >= len(h.Runs) {
+			extra++
 		}
 		if at.After(p.now) {
 			p.now = at
 		}
-		p.run, p.tries, p.loops = i, map[int]int{}, 0
+		p.run, p.tries, p.chosen, p.played = i, map[int]int{}, map[int]PlayedLoop{}, nil
+		before := p.next
 		r := &orchestrator.Runner{O: p.o, Terminal: io.Discard, Stderr: io.Discard, Environ: []string{}, Pid: 1000 + i,
 			Exec: p.exec, Sleep: p.sleep, Rand: func() float64 { return 0.5 }}
 		_, err := r.Run(ctx)
-		pr := PlayedRun{Loops: p.loops}
+		pr := PlayedRun{Loops: p.played}
 		var se *orchestrator.StopError
 		switch {
 		case errors.As(err, &se):
@@ -144,6 +177,9 @@ func PlayIn(ctx context.Context, h *History, cfg *config.Config, project string)
 			return nil, fmt.Errorf("run %d: %w", i+1, err)
 		}
 		played.Runs = append(played.Runs, pr)
+		if i >= len(h.Runs) && p.next == before && !pr.Wait {
+			break // the engine runs no more of them
+		}
 	}
 	outs, err := Outcomes(state)
 	if err != nil {
@@ -206,17 +242,32 @@ func envOf(spec procgroup.Spec, name string) string {
 }
 
 // loop is the history's loop the engine's loop n of the current run
-// plays: the run's last (or the last before it) past its end.
-func (p *player) loop(n int) Loop {
-	for r := p.run; r >= 0; r-- {
-		if ls := p.h.Runs[r].Loops; len(ls) > 0 {
-			if r == p.run {
-				return ls[min(n, len(ls))-1]
-			}
-			return ls[len(ls)-1]
-		}
+// plays: the run's regular loop, or the next auto-retry loop; past the
+// history's, its last of the kind again (an estimate).
+func (p *player) loop(n int, kind string) PlayedLoop {
+	if l, ok := p.chosen[n]; ok {
+		return l
 	}
-	return Loop{}
+	var l PlayedLoop
+	switch {
+	case kind == orchestrator.KindRegular:
+		for r := min(p.run, len(p.regular)-1); r >= 0; r-- {
+			if reg := p.regular[r]; reg != nil {
+				if l = *reg; r != p.run {
+					l.Index = 0 // none recorded in this run: the last before it, again
+				}
+				break
+			}
+		}
+	case p.next < len(p.auto):
+		l = p.auto[p.next]
+		p.next++
+	case len(p.auto) > 0:
+		l = PlayedLoop{Loop: p.auto[len(p.auto)-1].Loop}
+	}
+	p.chosen[n] = l
+	p.played = append(p.played, l)
+	return l
 }
 
 // exec plays one execution of the loop command or of a verification check.
@@ -228,8 +279,7 @@ func (p *player) exec(ctx context.Context, spec procgroup.Spec) (procgroup.Resul
 	if err != nil {
 		return procgroup.Result{}, fmt.Errorf("replay: ORCHESTRATOR_LOOP: %w", err)
 	}
-	p.loops = max(p.loops, n)
-	l := p.loop(n)
+	l := p.loop(n, envOf(spec, "ORCHESTRATOR_LOOP_KIND")).Loop
 	p.tries[n]++
 	execs := append(slices.Clip(l.Tries), l.Exec)
 	try := min(p.tries[n], len(execs))
@@ -328,11 +378,17 @@ func (p *player) world(ctx context.Context, l Loop) error {
 		}
 		p.ids[name], p.back[id] = id, name
 	}
-	for _, name := range sortedKeys(l.Fail) {
-		id, ok := p.ids[name]
-		if !ok {
-			continue // filed by a loop this replay did not run
+	// In the order of the engine's IDs: a history made from a log names
+	// them so, and the order counts for failures across issues.
+	var fails [][2]string
+	for name := range l.Fail {
+		if id, ok := p.ids[name]; ok { // else filed by a loop this replay did not run
+			fails = append(fails, [2]string{id, name})
 		}
+	}
+	slices.SortFunc(fails, func(a, b [2]string) int { return strings.Compare(a[0], b[0]) })
+	for _, f := range fails {
+		id, name := f[0], f[1]
 		if _, err := o.Fail(ctx, id, p.output(l, name, l.Fail[name]), orchestrator.FailVerification); err != nil {
 			return fmt.Errorf("fail %s: %w", name, err)
 		}
@@ -399,15 +455,6 @@ func minutes(m float64) time.Duration {
 		m = 1
 	}
 	return time.Duration(m * float64(time.Minute)).Round(time.Millisecond)
-}
-
-func sortedKeys[V any](m map[string]V) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
 }
 
 // recordedSignatures wraps the engine's signatures: an output that starts

@@ -120,7 +120,7 @@ func TestSameFailureHaltsAtItsLimit(t *testing.T) {
 
 // An agent that leaves the workspace as it found it halts no_change after
 // two such auto-retry loops (loop 3); with that rule off, the run stops
-// no_progress after three (loop 4).
+// no_progress after three (loop 4), and cron's next run goes on.
 func TestIdleAgentHaltsNoChange(t *testing.T) {
 	var loops []Loop
 	for i := 1; i <= 8; i++ {
@@ -130,14 +130,16 @@ func TestIdleAgentHaltsNoChange(t *testing.T) {
 	if got := FirstStop(play(t, h, "").Outcomes); got.Loop != 3 || got.Code != orchestrator.CodeNoChange {
 		t.Errorf("default: first stop %+v; want no_change after loop 3", got)
 	}
-	if got := FirstStop(play(t, h, rules(t, "[progress]\nidle_loops = 0\n")).Outcomes); got.Loop != 4 || got.Code != orchestrator.CodeNoProgress {
-		t.Errorf("idle_loops = 0: first stop %+v; want no_progress after loop 4", got)
+	p := play(t, h, rules(t, "[progress]\nidle_loops = 0\n"))
+	if o := p.Outcomes[0]; o.Loops != 4 || o.Code != orchestrator.CodeNoProgress || len(o.Halts) != 0 || len(p.Runs) < 2 {
+		t.Errorf("idle_loops = 0: %+v over %d runs; want run 1 stopped no_progress after loop 4, then more runs", o, len(p.Runs))
 	}
 }
 
 // A slow fixer whose failing tests drop one every other loop is never
-// stopped, and resolves its issue; with no_progress at one loop it is
-// stopped at its first plateau, a false stop.
+// stopped, and resolves its issue; allowed less agent time without
+// progress than one loop takes, it is halted at its first plateau, a
+// false stop.
 func TestSlowFixerIsLetRun(t *testing.T) {
 	names := []string{"TestA", "TestB", "TestC", "TestD", "TestE"}
 	var loops []Loop
@@ -154,8 +156,8 @@ func TestSlowFixerIsLetRun(t *testing.T) {
 	if last := p.Outcomes[len(p.Outcomes)-1]; last.Loops != h.Loops() || last.Code != "" {
 		t.Errorf("default: %+v; want all %d loops, completed", last, h.Loops())
 	}
-	if s := ScoreOf(h, play(t, h, rules(t, "[progress]\nloops = 1\n"))); s.Verdict != VerdictFalseStop || s.Stop.Code != orchestrator.CodeNoProgress {
-		t.Errorf("progress.loops = 1: %+v; want a false stop, no_progress", s)
+	if s := ScoreOf(h, play(t, h, rules(t, "[progress]\nspend_agent_time = \"4m\"\n"))); s.Verdict != VerdictFalseStop || s.Stop.Code != orchestrator.CodeNoProgressSpend {
+		t.Errorf("spend_agent_time = 4m: %+v; want a false stop, no_progress_spend", s)
 	}
 }
 
@@ -182,8 +184,10 @@ func TestLogReplaysTheSameAndEstimatesLoopsAdded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if logged.Loops() != 3 || len(logged.Recorded) != 1 || logged.Recorded[0].Halts[0].Code != orchestrator.CodeRepeatedFailure {
-		t.Fatalf("from the log: %d loops, recorded %+v; want 3 loops halted repeated_failure", logged.Loops(), logged.Recorded)
+	// Run 1 halts the issue after loop 3; cron's next run has only its
+	// regular loop left to run.
+	if len(logged.Runs) != 2 || len(logged.Runs[0].Loops) != 3 || logged.Recorded[0].Halts[0].Code != orchestrator.CodeRepeatedFailure {
+		t.Fatalf("from the log: %d runs, recorded %+v; want run 1 of 3 loops halted repeated_failure, then a run", len(logged.Runs), logged.Recorded)
 	}
 	if d := Compare(logged, logged.Recorded, play(t, logged, "")); len(d) != 0 {
 		t.Errorf("under the config it ran with: %+v; want no difference", d)
@@ -250,16 +254,21 @@ func TestBadHistoryNamesWhere(t *testing.T) {
 }
 
 // A loop that prints nothing past [loop] idle_timeout is stopped as hung,
-// and the run stops; under a longer idle_timeout it is not.
+// and the run stops there; cron's next run takes the work up again, so it
+// is no stop of the loops. Under a longer idle_timeout it is not hung.
 func TestSilentLoopStopsHung(t *testing.T) {
-	hung := failing("w2", goTest(2, "TestParse"))
+	hung := failing("w2", goTest(2, "TestParse", "TestLex"))
 	hung.Minutes, hung.Silent = 40, 30
-	h := oneRun(failing("w1", goTest(1, "TestParse")), hung, failing("w3", goTest(3, "TestParse")))
-	if got := FirstStop(play(t, h, "").Outcomes); got.Loop != 3 || got.Code != orchestrator.CodeHung {
-		t.Errorf("default: first stop %+v; want hung at loop 3", got)
+	h := oneRun(failing("w1", goTest(1, "TestParse", "TestLex", "TestRun")), hung, failing("w3", goTest(3, "TestParse")), passing("w4"))
+	p := play(t, h, "")
+	if o := p.Outcomes[0]; o.Loops != 3 || o.Code != orchestrator.CodeHung {
+		t.Errorf("default: run 1 %+v; want hung at loop 3", o)
 	}
-	if got := FirstStop(play(t, h, rules(t, "[loop]\nidle_timeout = \"45m\"\n")).Outcomes); got.Code == orchestrator.CodeHung {
-		t.Errorf("idle_timeout 45m: first stop %+v; want no hang", got)
+	if s := ScoreOf(h, p); s.Verdict != VerdictLetRun || len(p.Runs) != 2 {
+		t.Errorf("default: %+v over %d runs; want let run, the work taken up by a second run", s, len(p.Runs))
+	}
+	if o := play(t, h, rules(t, "[loop]\nidle_timeout = \"45m\"\n")).Outcomes[0]; o.Code == orchestrator.CodeHung {
+		t.Errorf("idle_timeout 45m: run 1 %+v; want no hang", o)
 	}
 }
 
@@ -306,10 +315,14 @@ func TestScoresAndTotals(t *testing.T) {
 		return &History{Name: fmt.Sprint(label), Label: label, Runs: []Run{{Loops: make([]Loop, 10)}}}
 	}
 	stopAt := func(loop int) *Played {
-		if loop == 0 {
-			return &Played{Outcomes: []Outcome{{Run: 1, Loops: 10}}}
+		p := &Played{Outcomes: []Outcome{{Run: 1, Loops: 10}}, Runs: []PlayedRun{{}}}
+		if loop > 0 {
+			p.Outcomes[0] = Outcome{Run: 1, Loops: loop, Code: orchestrator.CodeMaxLoops}
 		}
-		return &Played{Outcomes: []Outcome{{Run: 1, Loops: loop, Code: orchestrator.CodeMaxLoops}}}
+		for i := range p.Outcomes[0].Loops {
+			p.Runs[0].Loops = append(p.Runs[0].Loops, PlayedLoop{Index: i + 1})
+		}
+		return p
 	}
 	var scores []Score
 	for _, c := range []struct {
@@ -324,7 +337,7 @@ func TestScoresAndTotals(t *testing.T) {
 		scores = append(scores, s)
 	}
 	got := TotalsOf("ours", scores).String()
-	if want := "ours: caught 2/4, median 4 loops, false stops 1 (late 1, missed 1; saved 17 loops, 17m0s agent time, $0.00)"; got != want {
+	if want := "ours: caught 3/4, median 4 loops, false stops 1 (1 caught late; saved 17 loops, 17m0s agent time, $0.00)"; got != want {
 		t.Errorf("totals:\n%s\nwant\n%s", got, want)
 	}
 }

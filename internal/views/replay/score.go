@@ -10,18 +10,22 @@ import (
 	"github.com/autoretry/orchestrator/orchestrator"
 )
 
-// notStops are the codes that end a run without stopping the loops: a
-// person's pause, sentinel or hours, a provider's limit the run waits out,
-// an abort, and the notice that a finished run's last loop had failed.
+// notStops are the codes that end a run without a stop of the tool's
+// own: a person's pause, sentinel or hours, a provider's limit the run
+// waits out, an abort, and the notice that a finished run's last loop had
+// failed.
 var notStops = map[orchestrator.Code]bool{
 	orchestrator.CodePaused: true, orchestrator.CodeSentinel: true, orchestrator.CodeDisabled: true,
 	orchestrator.CodeRateLimited: true, orchestrator.CodeOutsideActiveHours: true, orchestrator.CodeWindowPace: true,
 	orchestrator.CodeAborted: true, orchestrator.CodeBudgetUnreadable: true, orchestrator.CodeLoopFailed: true,
 }
 
-// Stop is where the engine first stopped a history's loops: the loop,
-// counted over all runs, after which a rule halted an issue or stopped a
-// run. Loop 0: it never did.
+// Stop is where the engine stopped a history's loops: the loop, counted
+// over all the loops it ran, after which a rule halted an issue (it is
+// not retried again until a person says so), or ended a run for a
+// person after which no auto-retry loop ran. A run that ends at a cap
+// and whose work the next run takes up again is no stop. Loop 0: it
+// never stopped them.
 type Stop struct {
 	Loop  int               `json:"loop"`
 	Code  orchestrator.Code `json:"code,omitempty"`
@@ -31,25 +35,32 @@ type Stop struct {
 // FirstStop is the first stop in what the engine decided.
 func FirstStop(outs []Outcome) Stop {
 	before := 0 // loops of the runs before
-	for _, o := range outs {
-		for _, h := range o.Halts {
+	var stop Stop
+	for i, o := range outs {
+		if len(o.Halts) > 0 {
+			h := o.Halts[0]
 			return Stop{Loop: before + max(h.Loop, 1), Code: h.Code, Issue: h.Issue}
 		}
-		if o.Code != "" && !notStops[o.Code] {
-			return Stop{Loop: before + o.Loops, Code: o.Code}
+		if stop.Loop == 0 && o.Code != "" && !notStops[o.Code] && orchestrator.NeedsPerson(o.Code) && !retriedAfter(outs[i+1:]) {
+			stop = Stop{Loop: before + o.Loops, Code: o.Code}
 		}
 		before += o.Loops
 	}
-	return Stop{}
+	return stop
+}
+
+// retriedAfter reports whether any of the runs ran an auto-retry loop.
+func retriedAfter(outs []Outcome) bool {
+	return slices.ContainsFunc(outs, func(o Outcome) bool { return o.Loops > 1 })
 }
 
 // Verdicts of a history's replay.
 const (
-	VerdictCaught    = "caught"     // a runaway stopped by its label
-	VerdictLate      = "late"       // a runaway stopped after its label
-	VerdictMissed    = "missed"     // a runaway never stopped
-	VerdictFalseStop = "false stop" // a productive history stopped
-	VerdictLetRun    = "let run"    // a productive history never stopped
+	VerdictCaught    = "caught in time" // a runaway stopped by its label
+	VerdictLate      = "caught late"    // a runaway stopped after its label
+	VerdictMissed    = "missed"         // a runaway never stopped
+	VerdictFalseStop = "false stop"     // a productive history stopped
+	VerdictLetRun    = "let run"        // a productive history never stopped
 )
 
 // Score is one history's replay under one rule set.
@@ -80,12 +91,20 @@ func ScoreOf(h *History, p *Played) Score {
 		s.Verdict = VerdictLate
 	}
 	if s.Stop.Loop > 0 {
-		n := 0
+		// The history's loops the engine had not run by the stop.
+		ran, n := map[int]bool{}, 0
+		for _, r := range p.Runs {
+			for _, l := range r.Loops {
+				if n++; n <= s.Stop.Loop {
+					ran[l.Index] = true
+				}
+			}
+		}
+		n = 0
 		for _, r := range h.Runs {
 			for _, l := range r.Loops {
-				if n++; n > s.Stop.Loop {
-					m, t, c := l.spend()
-					s.Saved.LoopsSaved, s.Saved.MinutesSaved, s.Saved.TokensSaved, s.Saved.CostSaved = s.Saved.LoopsSaved+1, s.Saved.MinutesSaved+m, s.Saved.TokensSaved+t, s.Saved.CostSaved+c
+				if n++; !ran[n] {
+					s.Saved.saved(l)
 				}
 			}
 		}
@@ -94,9 +113,9 @@ func ScoreOf(h *History, p *Played) Score {
 	return s
 }
 
-// Totals sums scores of one rule set: runaways caught by their label (and
-// late), the median loop of the stops, productive histories stopped, and
-// what was saved.
+// Totals sums scores of one rule set: runaways caught (Late of them after
+// their label), the median loop of the stops, productive histories
+// stopped, and what was saved.
 type Totals struct {
 	Name       string  `json:"name"`
 	Runaways   int     `json:"runaways"`
@@ -118,6 +137,7 @@ func TotalsOf(name string, scores []Score) Totals {
 		case VerdictCaught:
 			t.Caught++
 		case VerdictLate:
+			t.Caught++
 			t.Late++
 		case VerdictMissed:
 			t.Missed++
@@ -152,8 +172,8 @@ func median(xs []int) float64 {
 
 // String is the totals line.
 func (t Totals) String() string {
-	return fmt.Sprintf("%s: caught %d/%d, median %s loops, false stops %d (late %d, missed %d; saved %d loops, %s agent time, $%.2f)",
-		t.Name, t.Caught, t.Runaways, trimFloat(t.Median), t.FalseStops, t.Late, t.Missed, t.Saved.LoopsSaved,
+	return fmt.Sprintf("%s: caught %d/%d, median %s loops, false stops %d (%d caught late; saved %d loops, %s agent time, $%.2f)",
+		t.Name, t.Caught, t.Runaways, trimFloat(t.Median), t.FalseStops, t.Late, t.Saved.LoopsSaved,
 		orNone(t.Saved.AgentTimeSaved), t.Saved.CostSaved)
 }
 
