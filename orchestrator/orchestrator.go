@@ -12,6 +12,7 @@ import (
 
 	"github.com/autoretry/orchestrator/internal/foundations/config"
 	"github.com/autoretry/orchestrator/issuequeue"
+	"github.com/autoretry/orchestrator/signature"
 	"github.com/autoretry/orchestrator/templates"
 )
 
@@ -253,7 +254,8 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 		// The events are part of the change: the daily budgets and the
 		// repeats across issues count failures from the ledger.
 		events := []Event{{Time: now, Event: EvAttempt, IssueID: id, RunID: st.RunID, Attempt: d.Attempt, Status: "failed",
-			FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error, Silent: src.Silent, Check: src.Check}}
+			FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error, Silent: src.Silent, Check: src.Check,
+			FailingTests: loggedTests(src.Check, output)}}
 		if d.Halted {
 			events = append(events, Event{Time: now, Event: EvEscalated, IssueID: id, RunID: st.RunID, Reason: string(d.Code),
 				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because, Silent: src.Silent, Fingerprint: o.fingerprint(is)})
@@ -281,6 +283,22 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 		return issuequeue.Change{Queue: d.Edits, Log: lines, After: after}, nil
 	})
 	return rep, err
+}
+
+// maxLoggedTests bounds the failing tests an attempt's event names.
+const maxLoggedTests = 200
+
+// loggedTests are the failing tests a verification's output names, for
+// its attempt's event; none for a failure the loop itself recorded.
+func loggedTests(check string, out []byte) []string {
+	if check == "" {
+		return nil
+	}
+	names, known := signature.FailingTests(out)
+	if !known || len(names) > maxLoggedTests {
+		return nil
+	}
+	return names
 }
 
 // ResolveFromLoop is resolve run by a loop of "orchestrator run": a claim.

@@ -28,6 +28,29 @@ func LoadOptional(path string, getenv func(string) string) (*Config, error) {
 	return load(path, true, getenv)
 }
 
+// LoadLayers reads config files that must exist one over the other: each
+// sets what it names over the defaults and the files before it (a
+// history's setup, then a rule set to judge it by). No environment applies.
+func LoadLayers(paths ...string) (*Config, error) {
+	c := Default()
+	var d *fileDecoder
+	for _, path := range paths {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return nil, fmt.Errorf("reading config: %w", err)
+		}
+		d = &fileDecoder{c: c, file: path}
+		if !d.decode(data) {
+			return nil, &Error{Problems: d.problems}
+		}
+		d.checkCommands()
+		if problems := d.sorted(); len(problems) > 0 {
+			return nil, &Error{Problems: problems}
+		}
+	}
+	return c, nil
+}
+
 func load(path string, optional bool, getenv func(string) string) (*Config, error) {
 	c := Default()
 	var d *fileDecoder

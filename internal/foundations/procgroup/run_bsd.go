@@ -22,7 +22,7 @@ func Run(ctx context.Context, s Spec) (Result, error) {
 	if err := ctx.Err(); err != nil {
 		return Result{ExitCode: -1}, err
 	}
-	if reason := s.Stop.why(); reason != "" {
+	if reason := s.Stop.Reason(); reason != "" {
 		return Result{ExitCode: -1, StoppedBy: reason}, nil
 	}
 	st, err := startCommand(s)

@@ -266,7 +266,7 @@ func (st *started) waitExit(ctx context.Context, exited <-chan struct{}) Result 
 	case <-ctx.Done():
 		res.Canceled = true
 	case <-st.stop.fired():
-		res.StoppedBy = st.stop.why()
+		res.StoppedBy = st.stop.Reason()
 	}
 	select {
 	case <-exited:

@@ -49,8 +49,8 @@ func (s *Stopper) fired() <-chan struct{} {
 	return s.done
 }
 
-// why returns the reason given to the first Stop, or "" before it.
-func (s *Stopper) why() string {
+// Reason returns the reason given to the first Stop, or "" before it.
+func (s *Stopper) Reason() string {
 	if s == nil {
 		return ""
 	}

@@ -12,7 +12,7 @@ func TestStopperFirstReasonWins(t *testing.T) {
 		t.Fatal("a new Stopper has fired")
 	default:
 	}
-	if got := s.why(); got != "" {
+	if got := s.Reason(); got != "" {
 		t.Errorf("reason before Stop = %q, want none", got)
 	}
 	s.Stop("cost $2.10 is over the $2.00 budget")
@@ -22,7 +22,7 @@ func TestStopperFirstReasonWins(t *testing.T) {
 	default:
 		t.Fatal("Stop did not fire the Stopper")
 	}
-	if got, want := s.why(), "cost $2.10 is over the $2.00 budget"; got != want {
+	if got, want := s.Reason(), "cost $2.10 is over the $2.00 budget"; got != want {
 		t.Errorf("reason = %q, want %q", got, want)
 	}
 }
@@ -30,7 +30,7 @@ func TestStopperFirstReasonWins(t *testing.T) {
 func TestStopperEmptyReason(t *testing.T) {
 	var s Stopper
 	s.Stop("")
-	if got, want := s.why(), "stopped"; got != want {
+	if got, want := s.Reason(), "stopped"; got != want {
 		t.Errorf("reason = %q, want %q", got, want)
 	}
 }
@@ -49,16 +49,16 @@ func TestStopperConcurrentStops(t *testing.T) {
 		}()
 	}
 	<-fired
-	first := s.why()
+	first := s.Reason()
 	wg.Wait()
-	if got := s.why(); got != first || got == "" {
+	if got := s.Reason(); got != first || got == "" {
 		t.Errorf("reason changed from %q to %q after the first Stop", first, got)
 	}
 }
 
 func TestNilStopperNeverFires(t *testing.T) {
 	var s *Stopper
-	if s.fired() != nil || s.why() != "" {
+	if s.fired() != nil || s.Reason() != "" {
 		t.Error("a nil Stopper fired")
 	}
 }

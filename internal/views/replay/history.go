@@ -61,6 +61,10 @@ type Exec struct {
 	Output  string  `json:"output,omitempty"`
 	Silent  float64 `json:"silent_minutes,omitempty"`
 	Cost    float64 `json:"cost,omitempty"`
+	// Tokens are the tokens its agent reported (input and output, cache
+	// reads not counted): what replay counts as saved or added. The
+	// engine reads them from Output, as [agent] kind says.
+	Tokens int64 `json:"tokens,omitempty"`
 }
 
 // Loop is what one loop did.
@@ -148,11 +152,11 @@ func (d Duration) MarshalJSON() ([]byte, error) { return json.Marshal(time.Durat
 func (d *Duration) UnmarshalJSON(b []byte) error {
 	var s string
 	if err := json.Unmarshal(b, &s); err != nil {
-		return fmt.Errorf("want a duration such as \"10m\"; got %s", b)
+		return fmt.Errorf("every: want a duration such as \"10m\"; got %s", b)
 	}
 	v, err := time.ParseDuration(s)
 	if err != nil || v < 0 {
-		return fmt.Errorf("want a duration such as \"10m\"; got %q", s)
+		return fmt.Errorf("every: want a duration such as \"10m\"; got %q", s)
 	}
 	*d = Duration(v)
 	return nil
@@ -210,9 +214,20 @@ func at(file string, b []byte, off int64, err error) string {
 	var te *json.UnmarshalTypeError
 	switch {
 	case errors.As(err, &se):
-		off = se.Offset
+		off = se.Offset - 1 // the offending byte
 	case errors.As(err, &te):
 		off = te.Offset
+	default:
+		// An unknown field, or a value its own type refused: the field
+		// the message names.
+		msg := err.Error()
+		name, _, _ := strings.Cut(msg, ":")
+		if i := strings.Index(msg, "unknown field "); i >= 0 {
+			name = strings.Trim(msg[i+len("unknown field "):], `"`)
+		}
+		if i := bytes.Index(b, []byte(`"`+name+`"`)); name != "" && i >= 0 {
+			off = int64(i)
+		}
 	}
 	off = min(max(off, 0), int64(len(b)))
 	line := 1 + bytes.Count(b[:off], []byte{'\n'})
@@ -265,4 +280,31 @@ func personAction(p string) (verb, id string, err error) {
 		}
 	}
 	return "", "", fmt.Errorf("%q: want sentinel, unsentinel, retry ID, skip ID or resolve ID", p)
+}
+
+// readDir lists the histories in dir: NAME.json files and directories
+// holding history.json; README and FORMAT files are its documents.
+func readDir(dir string) ([]string, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var paths []string
+	for _, e := range entries {
+		name := e.Name()
+		path := filepath.Join(dir, name)
+		switch {
+		case strings.HasPrefix(name, "README") || strings.HasPrefix(name, "FORMAT") || strings.HasPrefix(name, "."):
+		case e.IsDir():
+			if _, err := os.Stat(filepath.Join(path, "history.json")); err != nil {
+				return nil, fmt.Errorf("%s: a directory in a corpus holds history.json: %w", path, err)
+			}
+			paths = append(paths, path)
+		case strings.HasSuffix(name, ".json"):
+			paths = append(paths, path)
+		default:
+			return nil, fmt.Errorf("%s: not a history (NAME.json, or a directory with history.json)", path)
+		}
+	}
+	return paths, nil
 }

@@ -1,0 +1,245 @@
+package replay
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/autoretry/orchestrator/orchestrator"
+)
+
+// notStops are the codes that end a run without a stop of the tool's
+// own: a person's pause, sentinel or hours, a provider's limit the run
+// waits out, an abort, and the notice that a finished run's last loop had
+// failed.
+var notStops = map[orchestrator.Code]bool{
+	orchestrator.CodePaused: true, orchestrator.CodeSentinel: true, orchestrator.CodeDisabled: true,
+	orchestrator.CodeRateLimited: true, orchestrator.CodeOutsideActiveHours: true, orchestrator.CodeWindowPace: true,
+	orchestrator.CodeAborted: true, orchestrator.CodeBudgetUnreadable: true, orchestrator.CodeLoopFailed: true,
+}
+
+// Stop is where the engine stopped a history's loops: the loop, counted
+// over all the loops it ran, after which a rule halted an issue (it is
+// not retried again until a person says so), or ended a run for a
+// person after which no auto-retry loop ran. A run that ends at a cap
+// and whose work the next run takes up again is no stop. Loop 0: it
+// never stopped them.
+type Stop struct {
+	Loop  int               `json:"loop"`
+	Code  orchestrator.Code `json:"code,omitempty"`
+	Issue string            `json:"issue,omitempty"` // the issue a halt stopped
+}
+
+// FirstStop is the first stop in what the engine decided.
+func FirstStop(outs []Outcome) Stop {
+	before := 0 // loops of the runs before
+	var stop Stop
+	for i, o := range outs {
+		if len(o.Halts) > 0 {
+			h := o.Halts[0]
+			return Stop{Loop: before + max(h.Loop, 1), Code: h.Code, Issue: h.Issue}
+		}
+		if stop.Loop == 0 && o.Code != "" && !notStops[o.Code] && orchestrator.NeedsPerson(o.Code) && !retriedAfter(outs[i+1:]) {
+			stop = Stop{Loop: before + o.Loops, Code: o.Code}
+		}
+		before += o.Loops
+	}
+	return stop
+}
+
+// retriedAfter reports whether any of the runs ran an auto-retry loop.
+func retriedAfter(outs []Outcome) bool {
+	return slices.ContainsFunc(outs, func(o Outcome) bool { return o.Loops > 1 })
+}
+
+// Verdicts of a history's replay.
+const (
+	VerdictCaught    = "caught in time" // a runaway stopped by its label
+	VerdictLate      = "caught late"    // a runaway stopped after its label
+	VerdictMissed    = "missed"         // a runaway never stopped
+	VerdictFalseStop = "false stop"     // a productive history stopped
+	VerdictLetRun    = "let run"        // a productive history never stopped
+)
+
+// Score is one history's replay under one rule set.
+type Score struct {
+	History string `json:"history"`
+	Kind    string `json:"kind"`
+	Label   Label  `json:"label"`
+	Loops   int    `json:"loops"` // the history's loops
+	Stop    Stop   `json:"stop"`
+	Verdict string `json:"verdict"`
+	// Saved is what the history's loops after the stop spent.
+	Saved Spend `json:"saved"`
+}
+
+// ScoreOf judges where the engine stopped h.
+func ScoreOf(h *History, p *Played) Score {
+	s := Score{History: h.Name, Kind: h.Kind, Label: h.Label, Loops: h.Loops(), Stop: FirstStop(p.Outcomes)}
+	switch {
+	case h.Productive() && s.Stop.Loop == 0:
+		s.Verdict = VerdictLetRun
+	case h.Productive():
+		s.Verdict = VerdictFalseStop
+	case s.Stop.Loop == 0:
+		s.Verdict = VerdictMissed
+	case s.Stop.Loop <= int(h.Label):
+		s.Verdict = VerdictCaught
+	default:
+		s.Verdict = VerdictLate
+	}
+	if s.Stop.Loop > 0 {
+		// The history's loops the engine had not run by the stop.
+		ran, n := map[int]bool{}, 0
+		for _, r := range p.Runs {
+			for _, l := range r.Loops {
+				if n++; n <= s.Stop.Loop {
+					ran[l.Index] = true
+				}
+			}
+		}
+		n = 0
+		for _, r := range h.Runs {
+			for _, l := range r.Loops {
+				if n++; !ran[n] {
+					s.Saved.saved(l)
+				}
+			}
+		}
+		s.Saved.Times()
+	}
+	return s
+}
+
+// Totals sums scores of one rule set: runaways caught (Late of them after
+// their label), the median loop of the stops, productive histories
+// stopped, and what was saved.
+type Totals struct {
+	Name       string  `json:"name"`
+	Runaways   int     `json:"runaways"`
+	Caught     int     `json:"caught"`
+	Late       int     `json:"late"`
+	Missed     int     `json:"missed"`
+	Median     float64 `json:"median_loops"`
+	Productive int     `json:"productive"`
+	FalseStops int     `json:"false_stops"`
+	Saved      Spend   `json:"saved"`
+}
+
+// TotalsOf sums scores.
+func TotalsOf(name string, scores []Score) Totals {
+	t := Totals{Name: name}
+	var stops []int
+	for _, s := range scores {
+		switch s.Verdict {
+		case VerdictCaught:
+			t.Caught++
+		case VerdictLate:
+			t.Caught++
+			t.Late++
+		case VerdictMissed:
+			t.Missed++
+		case VerdictFalseStop:
+			t.FalseStops++
+		}
+		if s.Label == Never {
+			t.Productive++
+			continue
+		}
+		t.Runaways++
+		if s.Stop.Loop > 0 {
+			stops = append(stops, s.Stop.Loop)
+		}
+		t.Saved.add(s.Saved)
+	}
+	t.Median = median(stops)
+	return t
+}
+
+func median(xs []int) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Ints(xs)
+	if n := len(xs); n%2 == 1 {
+		return float64(xs[n/2])
+	} else {
+		return float64(xs[n/2-1]+xs[n/2]) / 2
+	}
+}
+
+// String is the totals line.
+func (t Totals) String() string {
+	return fmt.Sprintf("%s: caught %d/%d, median %s loops, false stops %d (%d caught late; saved %d loops, %s agent time, $%.2f)",
+		t.Name, t.Caught, t.Runaways, trimFloat(t.Median), t.FalseStops, t.Late, t.Saved.LoopsSaved,
+		orNone(t.Saved.AgentTimeSaved), t.Saved.CostSaved)
+}
+
+func trimFloat(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0") }
+
+func orNone(s string) string {
+	if s == "" {
+		return "0s"
+	}
+	return s
+}
+
+// WriteTable writes one line per history: its label, where the rule set
+// stopped it, the verdict and what was saved.
+func WriteTable(w io.Writer, scores []Score) error {
+	rows := [][]string{{"history", "kind", "loops", "label", "stopped", "verdict", "saved"}}
+	for _, s := range scores {
+		stop := "never"
+		if s.Stop.Loop > 0 {
+			stop = fmt.Sprintf("%d (%s)", s.Stop.Loop, s.Stop.Code)
+		}
+		saved := "-"
+		if s.Saved.LoopsSaved > 0 {
+			saved = fmt.Sprintf("%d loops, %s", s.Saved.LoopsSaved, orNone(s.Saved.AgentTimeSaved))
+			if s.Saved.CostSaved > 0 {
+				saved += fmt.Sprintf(", $%.2f", s.Saved.CostSaved)
+			}
+		}
+		rows = append(rows, []string{s.History, s.Kind, fmt.Sprint(s.Loops), s.Label.String(), stop, s.Verdict, saved})
+	}
+	widths := make([]int, len(rows[0]))
+	for _, r := range rows {
+		for i, c := range r {
+			widths[i] = max(widths[i], len(c))
+		}
+	}
+	for _, r := range rows {
+		var b strings.Builder
+		for i, c := range r {
+			if i < len(r)-1 {
+				c += strings.Repeat(" ", widths[i]-len(c)+2)
+			}
+			b.WriteString(c)
+		}
+		if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Corpus reads every history in dir: each NAME.json and each directory
+// holding history.json, in name order.
+func Corpus(dir string) ([]*History, error) {
+	entries, err := readDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var hs []*History
+	for _, path := range entries {
+		h, err := Read(path)
+		if err != nil {
+			return nil, err
+		}
+		hs = append(hs, h)
+	}
+	slices.SortFunc(hs, func(a, b *History) int { return strings.Compare(a.Name, b.Name) })
+	return hs, nil
+}
