@@ -179,7 +179,7 @@ func replayHistories(ctx context.Context, e *env, path, as string, asJSON bool) 
 	switch {
 	case err != nil:
 		return withCode(exitUsage, fmt.Errorf("--history: %w", err))
-	case fi.IsDir():
+	case fi.IsDir() && !exists(filepath.Join(path, "history.json")):
 		hs, err = replay.Corpus(path)
 	default:
 		var h *replay.History
@@ -239,4 +239,9 @@ func writeRecordedDifferences(w io.Writer, own bool, results []historyResult) {
 			fmt.Fprintf(w, "%s run %d: recorded %s; replayed %s\n", r.History, d.Run, outcomeText(d.Recorded), outcomeText(d.Replayed))
 		}
 	}
+}
+
+func exists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

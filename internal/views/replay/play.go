@@ -67,10 +67,13 @@ type player struct {
 	auto    []PlayedLoop
 	next    int                // the next auto-retry loop
 	chosen  map[int]PlayedLoop // this run's loops, by number
-	ids     map[string]string  // the history's issue names -> the engine's IDs
-	back    map[string]string  // and back
-	last    map[string]Result  // an issue's last verification result
-	played  []PlayedLoop       // this run's
+	// estimates counts the loops played past the history's; past
+	// maxEstimates the replay ends the run as aborted.
+	estimates int
+	ids       map[string]string // the history's issue names -> the engine's IDs
+	back      map[string]string // and back
+	last      map[string]Result // an issue's last verification result
+	played    []PlayedLoop      // this run's
 }
 
 // Play runs the engine on h under cfg (nil: the history's own config) in a
@@ -265,6 +268,9 @@ func (p *player) loop(n int, kind string) PlayedLoop {
 	case len(p.auto) > 0:
 		l = PlayedLoop{Loop: p.auto[len(p.auto)-1].Loop}
 	}
+	if l.Index == 0 {
+		p.estimates++
+	}
 	p.chosen[n] = l
 	p.played = append(p.played, l)
 	return l
@@ -278,6 +284,10 @@ func (p *player) exec(ctx context.Context, spec procgroup.Spec) (procgroup.Resul
 	n, err := strconv.Atoi(envOf(spec, "ORCHESTRATOR_LOOP"))
 	if err != nil {
 		return procgroup.Result{}, fmt.Errorf("replay: ORCHESTRATOR_LOOP: %w", err)
+	}
+	if _, ok := p.chosen[n]; !ok && p.estimates >= maxEstimates(p.h) {
+		// As far as an estimate goes: the run ends there, aborted.
+		return procgroup.Result{ExitCode: -1, Canceled: true}, nil
 	}
 	l := p.loop(n, envOf(spec, "ORCHESTRATOR_LOOP_KIND")).Loop
 	p.tries[n]++
@@ -449,6 +459,10 @@ func writeLog(spec procgroup.Spec, out string) error {
 	}
 	return os.WriteFile(spec.LogPath, []byte(out), 0o644)
 }
+
+// maxEstimates bounds the loops a replay plays past a history's: as many
+// as it holds, and at least a run's worth.
+func maxEstimates(h *History) int { return max(h.Loops(), 16) }
 
 func minutes(m float64) time.Duration {
 	if m <= 0 {

@@ -111,7 +111,7 @@ func TestSameFailureHaltsAtItsLimit(t *testing.T) {
 		repeats, loop int
 	}{{3, 4}, {4, 5}} {
 		p := play(t, h, rules(t, fmt.Sprintf("[auto_retry]\nhalt_after_repeats = %d\n[progress]\nloops = 20\n", c.repeats)))
-		got := FirstStop(p.Outcomes)
+		got := FirstStop(h, p)
 		if got.Loop != c.loop || got.Code != orchestrator.CodeRepeatedFailure || got.Issue != issue {
 			t.Errorf("halt_after_repeats = %d: first stop %+v; want %s halted repeated_failure after loop %d", c.repeats, got, issue, c.loop)
 		}
@@ -127,7 +127,7 @@ func TestIdleAgentHaltsNoChange(t *testing.T) {
 		loops = append(loops, failing("w0", goTestSaying(i, "TestParse", fmt.Sprintf("attempt %s went wrong", words[i%len(words)]))))
 	}
 	h := oneRun(loops...)
-	if got := FirstStop(play(t, h, "").Outcomes); got.Loop != 3 || got.Code != orchestrator.CodeNoChange {
+	if got := FirstStop(h, play(t, h, "")); got.Loop != 3 || got.Code != orchestrator.CodeNoChange {
 		t.Errorf("default: first stop %+v; want no_change after loop 3", got)
 	}
 	p := play(t, h, rules(t, "[progress]\nidle_loops = 0\n"))
@@ -291,7 +291,7 @@ func TestIssueCostCapHalts(t *testing.T) {
 		h.Runs[0].Loops[1+i].Verify[issue] = Result{Exit: 1, Output: goTestSaying(i, "TestParse", "attempt "+words[i%len(words)])}
 	}
 	p := play(t, h, rules(t, "[budget]\nissue_cost = 2.0\n[progress]\nloops = 20\nidle_loops = 0\n"))
-	if got := FirstStop(p.Outcomes); got.Code != orchestrator.CodeIssueCost || got.Issue != issue {
+	if got := FirstStop(h, p); got.Code != orchestrator.CodeIssueCost || got.Issue != issue {
 		t.Errorf("first stop %+v; want %s halted issue_cost", got, issue)
 	}
 }
@@ -303,7 +303,7 @@ func TestPersonsSentinelIsNoStop(t *testing.T) {
 	l.Person = []string{"sentinel"}
 	h := oneRun(l, failing("w2", goTest(2, "TestParse")))
 	p := play(t, h, "")
-	if got := FirstStop(p.Outcomes); got.Loop != 0 || p.Outcomes[0].Loops != 2 {
+	if got := FirstStop(h, p); got.Loop != 0 || p.Outcomes[0].Loops != 2 {
 		t.Errorf("first stop %+v, outcomes %+v; want none, 2 loops", got, p.Outcomes)
 	}
 }

@@ -32,16 +32,32 @@ type Stop struct {
 	Issue string            `json:"issue,omitempty"` // the issue a halt stopped
 }
 
-// FirstStop is the first stop in what the engine decided.
-func FirstStop(outs []Outcome) Stop {
-	before := 0 // loops of the runs before
+// FirstStop is the first stop in what the engine decided when it played
+// h (p.Runs, when given, tell which of h's loops each run ran).
+func FirstStop(h *History, p *Played) Stop {
+	auto := h.Loops() - len(h.Runs) // auto-retry loops the history holds, about
+	for _, r := range h.Runs {
+		if len(r.Loops) == 0 {
+			auto++
+		}
+	}
+	before, taken := 0, 0 // loops of the runs before; auto-retry loops of the history taken
 	var stop Stop
-	for i, o := range outs {
+	for i, o := range p.Outcomes {
 		if len(o.Halts) > 0 {
 			h := o.Halts[0]
 			return Stop{Loop: before + max(h.Loop, 1), Code: h.Code, Issue: h.Issue}
 		}
-		if stop.Loop == 0 && o.Code != "" && !notStops[o.Code] && orchestrator.NeedsPerson(o.Code) && !retriedAfter(outs[i+1:]) {
+		if i < len(p.Runs) {
+			for j, l := range p.Runs[i].Loops {
+				if j > 0 && l.Index > 0 {
+					taken++
+				}
+			}
+		}
+		// A run stopped for a person after which no auto-retry loop ran,
+		// while the history still held some: the engine would run no more.
+		if stop.Loop == 0 && o.Code != "" && !notStops[o.Code] && orchestrator.NeedsPerson(o.Code) && !retriedAfter(p.Outcomes[i+1:]) && taken < auto {
 			stop = Stop{Loop: before + o.Loops, Code: o.Code}
 		}
 		before += o.Loops
@@ -77,7 +93,7 @@ type Score struct {
 
 // ScoreOf judges where the engine stopped h.
 func ScoreOf(h *History, p *Played) Score {
-	s := Score{History: h.Name, Kind: h.Kind, Label: h.Label, Loops: h.Loops(), Stop: FirstStop(p.Outcomes)}
+	s := Score{History: h.Name, Kind: h.Kind, Label: h.Label, Loops: h.Loops(), Stop: FirstStop(h, p)}
 	switch {
 	case h.Productive() && s.Stop.Loop == 0:
 		s.Verdict = VerdictLetRun
