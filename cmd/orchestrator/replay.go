@@ -96,7 +96,11 @@ Examples:
 				return json.NewEncoder(e.stdout).Encode(rep)
 			}
 			for _, d := range rep.Differences {
-				fmt.Fprintf(e.stdout, "run %d (%s): recorded %s; replayed %s%s\n", d.Run, h.Runs[d.Run-1].At.Format("2006-01-02 15:04"),
+				when := "a run cron would have started after the recorded ones"
+				if d.Run <= len(h.Runs) {
+					when = h.Runs[d.Run-1].At.Format("2006-01-02 15:04")
+				}
+				fmt.Fprintf(e.stdout, "run %d (%s): recorded %s; replayed %s%s\n", d.Run, when,
 					outcomeText(d.Recorded), outcomeText(d.Replayed), spendText(d.Spend, d.Estimated))
 			}
 			fmt.Fprintf(e.stdout, "%d loop(s) recorded in %d run(s), %d run(s) decided differently: %d loop(s) saved, %d added%s\n",

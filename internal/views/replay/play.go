@@ -179,10 +179,10 @@ func PlayIn(ctx context.Context, h *History, cfg *config.Config, project string)
 		case err != nil:
 			return nil, fmt.Errorf("run %d: %w", i+1, err)
 		}
-		played.Runs = append(played.Runs, pr)
 		if i >= len(h.Runs) && p.next == before && !pr.Wait {
-			break // the engine runs no more of them
+			break // the engine takes up no more of them: nothing to tell of this run
 		}
+		played.Runs = append(played.Runs, pr)
 	}
 	outs, err := Outcomes(state)
 	if err != nil {
@@ -195,7 +195,7 @@ func PlayIn(ctx context.Context, h *History, cfg *config.Config, project string)
 			}
 		}
 	}
-	played.Outcomes = outs
+	played.Outcomes = outs[:min(len(outs), len(played.Runs))]
 	return played, nil
 }
 

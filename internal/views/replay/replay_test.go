@@ -253,22 +253,48 @@ func TestBadHistoryNamesWhere(t *testing.T) {
 	}
 }
 
-// A loop that prints nothing past [loop] idle_timeout is stopped as hung,
-// and the run stops there; cron's next run takes the work up again, so it
-// is no stop of the loops. Under a longer idle_timeout it is not hung.
+// A loop that prints nothing past [loop] idle_timeout is stopped as hung:
+// the loop that ran away is cut short, a stop even though cron's next run
+// goes on. Under a longer idle_timeout it is not hung.
 func TestSilentLoopStopsHung(t *testing.T) {
 	hung := failing("w2", goTest(2, "TestParse", "TestLex"))
 	hung.Minutes, hung.Silent = 40, 30
 	h := oneRun(failing("w1", goTest(1, "TestParse", "TestLex", "TestRun")), hung, failing("w3", goTest(3, "TestParse")), passing("w4"))
 	p := play(t, h, "")
-	if o := p.Outcomes[0]; o.Loops != 3 || o.Code != orchestrator.CodeHung {
-		t.Errorf("default: run 1 %+v; want hung at loop 3", o)
+	if got := FirstStop(h, p); got.Loop != 3 || got.Code != orchestrator.CodeHung || len(p.Runs) != 2 {
+		t.Errorf("default: first stop %+v over %d runs; want hung at loop 3, then a second run", got, len(p.Runs))
 	}
-	if s := ScoreOf(h, p); s.Verdict != VerdictLetRun || len(p.Runs) != 2 {
-		t.Errorf("default: %+v over %d runs; want let run, the work taken up by a second run", s, len(p.Runs))
+	if got := FirstStop(h, play(t, h, rules(t, "[loop]\nidle_timeout = \"45m\"\n"))); got.Loop != 0 {
+		t.Errorf("idle_timeout 45m: first stop %+v; want none", got)
 	}
-	if o := play(t, h, rules(t, "[loop]\nidle_timeout = \"45m\"\n")).Outcomes[0]; o.Code == orchestrator.CodeHung {
-		t.Errorf("idle_timeout 45m: run 1 %+v; want no hang", o)
+}
+
+// A run stopped for no progress whose work cron's next run takes up again
+// raised an alarm; it did not stop the loops.
+func TestNoProgressRunStopPacesTheLoops(t *testing.T) {
+	var loops []Loop
+	for i := 1; i <= 6; i++ {
+		loops = append(loops, failing(fmt.Sprintf("w%d", i), goTestSaying(i, "TestParse", "attempt "+words[i%len(words)])))
+	}
+	h := oneRun(append(loops, passing("w7"))...)
+	p := play(t, h, "")
+	if s := ScoreOf(h, p); s.Verdict != VerdictLetRun || p.Outcomes[0].Code != orchestrator.CodeNoProgress {
+		t.Errorf("%+v, run 1 %+v; want run 1 stopped no_progress, the work let run", s, p.Outcomes[0])
+	}
+}
+
+// A run that reaches [loop] max_loops is paced, not stopped, when cron's
+// next run takes the work up.
+func TestPerRunCapPacesTheLoops(t *testing.T) {
+	names := []string{"TestA", "TestB", "TestC", "TestD", "TestE", "TestF"}
+	var loops []Loop
+	for i := 1; i <= 6; i++ {
+		loops = append(loops, failing(fmt.Sprintf("w%d", i), goTest(i, names[:len(names)-i+1]...)))
+	}
+	h := oneRun(append(loops, passing("w7"))...)
+	p := play(t, h, rules(t, "[loop]\nmax_loops = 4\n"))
+	if s := ScoreOf(h, p); s.Verdict != VerdictLetRun || p.Outcomes[0].Code != orchestrator.CodeMaxLoops {
+		t.Errorf("max_loops = 4: %+v, run 1 %+v; want run 1 capped, the work let run", s, p.Outcomes[0])
 	}
 }
 

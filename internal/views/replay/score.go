@@ -20,12 +20,14 @@ var notStops = map[orchestrator.Code]bool{
 	orchestrator.CodeAborted: true, orchestrator.CodeBudgetUnreadable: true, orchestrator.CodeLoopFailed: true,
 }
 
-// Stop is where the engine stopped a history's loops: the loop, counted
-// over all the loops it ran, after which a rule halted an issue (it is
-// not retried again until a person says so), or ended a run for a
-// person after which no auto-retry loop ran. A run that ends at a cap
-// and whose work the next run takes up again is no stop. Loop 0: it
-// never stopped them.
+// Stop is where the engine stopped a history's loops for good: the loop,
+// counted over all the loops it ran, after which a rule halted an issue
+// (it is not retried until a person says so), or ended a run for a
+// person after which no auto-retry loop ran while the history held more,
+// or cut a hung loop short (the loop that ran away is stopped). A run
+// stopped for a person whose work cron's next run takes up again (a cap
+// per run, no progress in this run) paced the loops and raised an alarm;
+// it did not stop them. Loop 0: it never did.
 type Stop struct {
 	Loop  int               `json:"loop"`
 	Code  orchestrator.Code `json:"code,omitempty"`
@@ -33,16 +35,13 @@ type Stop struct {
 }
 
 // FirstStop is the first stop in what the engine decided when it played
-// h (p.Runs, when given, tell which of h's loops each run ran).
+// h.
 func FirstStop(h *History, p *Played) Stop {
-	auto := h.Loops() - len(h.Runs) // auto-retry loops the history holds, about
+	auto := 0 // the history's auto-retry loops
 	for _, r := range h.Runs {
-		if len(r.Loops) == 0 {
-			auto++
-		}
+		auto += max(len(r.Loops)-1, 0)
 	}
-	before, taken := 0, 0 // loops of the runs before; auto-retry loops of the history taken
-	var stop Stop
+	before, taken := 0, 0 // loops of the runs before; the history's auto-retry loops they ran
 	for i, o := range p.Outcomes {
 		if len(o.Halts) > 0 {
 			h := o.Halts[0]
@@ -55,14 +54,13 @@ func FirstStop(h *History, p *Played) Stop {
 				}
 			}
 		}
-		// A run stopped for a person after which no auto-retry loop ran,
-		// while the history still held some: the engine would run no more.
-		if stop.Loop == 0 && o.Code != "" && !notStops[o.Code] && orchestrator.NeedsPerson(o.Code) && !retriedAfter(p.Outcomes[i+1:]) && taken < auto {
-			stop = Stop{Loop: before + o.Loops, Code: o.Code}
+		if o.Code == orchestrator.CodeHung ||
+			o.Code != "" && !notStops[o.Code] && orchestrator.NeedsPerson(o.Code) && !retriedAfter(p.Outcomes[i+1:]) && taken < auto {
+			return Stop{Loop: before + o.Loops, Code: o.Code}
 		}
 		before += o.Loops
 	}
-	return stop
+	return Stop{}
 }
 
 // retriedAfter reports whether any of the runs ran an auto-retry loop.
