@@ -231,6 +231,9 @@
 //   - A JavaScript stack frame that a reporter cut short, "at f
 //     (node:int...", loses its place: "at f (...". Where the cut falls
 //     depends on how long the paths before it are.
+//   - Node's process ID in "(node:4242) Warning: …" and "(node:4242)
+//     [DEP0005] DeprecationWarning: …" becomes <n>: each test process
+//     prints its own.
 //   - node --test's spec reporter: "✖ test (1.2ms)" starts a block of
 //     the lines indented deeper (its error); the totals ("ℹ tests 98",
 //     "ℹ pass 68", "ℹ duration_ms 253.4", …) are dropped.

@@ -263,3 +263,22 @@ func TestCompileErrors(t *testing.T) {
 		}
 	}
 }
+
+// Node prints its process ID before every process warning, and each test
+// file runs in a process of its own: V3 masks it, long or short, and only
+// there; V2 masked long numbers anyway and is left as it was.
+func TestNodeProcessID(t *testing.T) {
+	v3, v2 := compileSet(t, V3, ""), compileSet(t, V2, "")
+	for _, tc := range []struct{ in, v3, v2 string }{
+		{"# (node:16148) [CODE] TestDeprecation: Hello world", "# (node:<n>) [CODE] TestDeprecation: Hello world", "# (node:<n>) [CODE] TestDeprecation: Hello world"},
+		{"(node:912) Warning: a", "(node:<n>) Warning: a", "(node:912) Warning: a"},
+		{"(nodes:912) x node:912) (node:912x)", "(nodes:912) x node:912) (node:912x)", "(nodes:912) x node:912) (node:912x)"},
+	} {
+		if got := strings.TrimSpace(explain(t, v3, tc.in+"\n")); got != tc.v3 {
+			t.Errorf("V3 %q: %q; want %q", tc.in, got, tc.v3)
+		}
+		if got := strings.TrimSpace(explain(t, v2, tc.in+"\n")); got != tc.v2 {
+			t.Errorf("V2 %q: %q; want %q", tc.in, got, tc.v2)
+		}
+	}
+}

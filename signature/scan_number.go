@@ -20,6 +20,9 @@ func numeric(b []byte, i, j int, f uint8, prev byte, v3 bool) (start, end int, p
 			next = b[j]
 		}
 		if f == cDigit && i > 0 {
+			if v3 && next == ')' && nodePID(b, i) {
+				return i, j, phN
+			}
 			if p := b[i-1]; isSpace(p) || p == '=' || p == ':' || p == '(' {
 				if ph := keywordBefore(b, i); ph != "" {
 					return i, j, ph
@@ -214,6 +217,12 @@ func keywordBefore(b []byte, i int) string {
 		}
 	}
 	return ""
+}
+
+// nodePID reports whether the number at b[i:] follows "(node:", as the
+// process ID in Node's "(node:4242) Warning: …" lines does (rules V3).
+func nodePID(b []byte, i int) bool {
+	return i >= 6 && string(b[i-6:i]) == "(node:"
 }
 
 // wordBefore returns the word that ends at b[k].
