@@ -47,9 +47,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/autoretry/orchestrator/internal/foundations/procgroup"
 	"github.com/autoretry/orchestrator/internal/views/replay"
 )
 
@@ -516,29 +516,18 @@ func (r *recorder) check(checks map[string]string, name string) replay.Result {
 	if !ok {
 		return replay.Result{Exit: 2, Output: "no check " + name}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), r.timeout)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "sh", "-c", cmdline)
-	cmd.Dir = r.work
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
-	cmd.Env = append(os.Environ(), "NO_COLOR=1", "TERM=dumb", "CARGO_TERM_COLOR=never")
+	// In its own process group, killed whole at the timeout: a test
+	// suite that deadlocks is part of what is recorded.
 	var out bytes.Buffer
-	cmd.Stdout = &out
-	cmd.Stderr = &out
-	err := cmd.Run()
-	exit := 0
-	if err != nil {
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			exit = ee.ExitCode()
-			if exit < 0 {
-				exit = 137
-			}
-		} else {
-			exit = 127
-			out.WriteString(err.Error())
-		}
+	res, err := procgroup.Run(context.Background(), procgroup.Spec{Command: cmdline, Dir: r.work, Timeout: r.timeout, Grace: time.Second,
+		Env: append(os.Environ(), "NO_COLOR=1", "TERM=dumb", "CARGO_TERM_COLOR=never"), Output: &out})
+	exit := res.ExitCode
+	switch {
+	case err != nil:
+		exit = 127
+		out.WriteString(err.Error())
+	case exit < 0:
+		exit = 137
 	}
 	return replay.Result{Exit: exit, Output: trim(out.String())}
 }
