@@ -45,7 +45,9 @@ Loops a run would have run past the recorded ones are estimates: the
 run's last loop repeated.
 
 Options:
-    --since DURATION  only runs of the last DURATION (e.g. 72h, 7d)
+    --since DURATION  only runs of the last DURATION (default 7d; e.g.
+                      72h, 30d): every run is played again, about 10
+                      to 20 ms a loop
     --history PATH    play a history file or a directory of them
     --as NAME         name the totals line (default: ours, or the
                       --config file's name)
@@ -71,6 +73,9 @@ Examples:
 			}
 			if *history != "" {
 				return replayHistories(ctx, e, *history, *as, *asJSON)
+			}
+			if *sinceFlag == "" {
+				*sinceFlag = "7d" // each run is played again: a year of cron would take minutes
 			}
 			since, err := sinceStart(c, *sinceFlag, e.now)
 			if err != nil {
