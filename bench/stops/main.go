@@ -74,7 +74,9 @@ func run(w io.Writer, dir, peerDir string, record bool) error {
 		return err
 	}
 	fmt.Fprintf(w, "\nWhere each rule set stopped each history (loop; * false stop, ! caught late, - missed):\n\n")
-	writeMatrix(w, hs, sets, scores)
+	if err := writeMatrix(w, hs, sets, scores); err != nil {
+		return err
+	}
 	fmt.Fprintln(w)
 	for i, s := range sets {
 		fmt.Fprintln(w, replay.TotalsOf(s.name, scores[i]))
@@ -147,7 +149,7 @@ func score(h *replay.History, rules string) (replay.Score, error) {
 
 // writeMatrix writes a line per history: its label and where each rule
 // set stopped it.
-func writeMatrix(w io.Writer, hs []*replay.History, sets []ruleSet, scores [][]replay.Score) {
+func writeMatrix(w io.Writer, hs []*replay.History, sets []ruleSet, scores [][]replay.Score) error {
 	head := []string{"history", "label"}
 	for _, s := range sets {
 		head = append(head, strings.TrimPrefix(s.name, "peer "))
@@ -173,19 +175,7 @@ func writeMatrix(w io.Writer, hs []*replay.History, sets []ruleSet, scores [][]r
 		}
 		rows = append(rows, row)
 	}
-	widths := make([]int, len(head))
-	for _, r := range rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], len(c))
-		}
-	}
-	for _, r := range rows {
-		var b strings.Builder
-		for i, c := range r {
-			fmt.Fprintf(&b, "%-*s  ", widths[i], c)
-		}
-		fmt.Fprintln(w, strings.TrimRight(b.String(), " "))
-	}
+	return replay.WriteColumns(w, rows)
 }
 
 // writeRecorded plays each history under its own config and writes what

@@ -218,6 +218,12 @@ func WriteTable(w io.Writer, scores []Score) error {
 		}
 		rows = append(rows, []string{s.History, s.Kind, fmt.Sprint(s.Loops), s.Label.String(), stop, s.Verdict, saved})
 	}
+	return WriteColumns(w, rows)
+}
+
+// WriteColumns writes rows as columns two spaces apart, each as wide as
+// its widest cell.
+func WriteColumns(w io.Writer, rows [][]string) error {
 	widths := make([]int, len(rows[0]))
 	for _, r := range rows {
 		for i, c := range r {
