@@ -2,7 +2,6 @@ package orchestrator
 
 import (
 	"fmt"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -85,8 +84,8 @@ func (l configLimit) tightens(a, b float64) bool {
 // changes that loosen, none if every change tightens. The environment
 // plays no part: both are read as files.
 func configLoosens(before, after []byte) []string {
-	a, aerr := loadConfigBytes(before)
-	b, berr := loadConfigBytes(after)
+	a, aerr := config.Parse(config.Layer{File: "config.toml", Data: before})
+	b, berr := config.Parse(config.Layer{File: "config.toml", Data: after})
 	switch {
 	case berr != nil:
 		return []string{"the file does not load: " + firstLine(berr.Error())}
@@ -136,22 +135,4 @@ func (l configLimit) format(v float64) string {
 func firstLine(s string) string {
 	line, _, _ := strings.Cut(s, "\n")
 	return line
-}
-
-// loadConfigBytes reads a version of config.toml as the run would, the
-// environment aside.
-func loadConfigBytes(b []byte) (*config.Config, error) {
-	f, err := os.CreateTemp("", "orchestrator-config-*.toml")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	return config.Load(f.Name(), func(string) string { return "" })
 }

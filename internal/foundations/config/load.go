@@ -28,19 +28,21 @@ func LoadOptional(path string, getenv func(string) string) (*Config, error) {
 	return load(path, true, getenv)
 }
 
-// LoadLayers reads config files that must exist one over the other: each
-// sets what it names over the defaults and the files before it (a
-// history's setup, then a rule set to judge it by). No environment applies.
-func LoadLayers(paths ...string) (*Config, error) {
+// Layer is the text of a config file, named as errors name it.
+type Layer struct {
+	File string
+	Data []byte
+}
+
+// Parse reads config texts one over the other: the defaults, then each
+// layer setting what it names over those before it (a history's setup,
+// then a rule set to judge it by; a version of config.toml). No
+// environment applies.
+func Parse(layers ...Layer) (*Config, error) {
 	c := Default()
-	var d *fileDecoder
-	for _, path := range paths {
-		data, err := os.ReadFile(path)
-		if err != nil {
-			return nil, fmt.Errorf("reading config: %w", err)
-		}
-		d = &fileDecoder{c: c, file: path}
-		if !d.decode(data) {
+	for _, l := range layers {
+		d := &fileDecoder{c: c, file: l.File}
+		if !d.decode(l.Data) {
 			return nil, &Error{Problems: d.problems}
 		}
 		d.checkCommands()

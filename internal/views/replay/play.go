@@ -204,23 +204,15 @@ func PlayIn(ctx context.Context, h *History, cfg *config.Config, project string)
 // it by), if not "". With rules "" it is the configuration the history was
 // recorded with.
 func (h *History) ConfigWith(rules string) (*config.Config, error) {
-	f, err := os.CreateTemp("", "orchestrator-replay-*.toml")
-	if err != nil {
-		return nil, err
-	}
-	defer os.Remove(f.Name())
-	if _, err := f.WriteString(h.Config); err != nil {
-		f.Close()
-		return nil, err
-	}
-	if err := f.Close(); err != nil {
-		return nil, err
-	}
-	layers := []string{f.Name()}
+	layers := []config.Layer{{File: h.Name + " (its config)", Data: []byte(h.Config)}}
 	if rules != "" {
-		layers = append(layers, rules)
+		data, err := os.ReadFile(rules)
+		if err != nil {
+			return nil, err
+		}
+		layers = append(layers, config.Layer{File: rules, Data: data})
 	}
-	cfg, err := config.LoadLayers(layers...)
+	cfg, err := config.Parse(layers...)
 	if err != nil {
 		return nil, fmt.Errorf("history %s: config: %w", h.Name, err)
 	}
