@@ -95,7 +95,7 @@ Examples:
 			}
 			rep := logReport{Differences: append([]replay.Difference{}, replay.Compare(h, h.Recorded, p)...), LoopsRecorded: h.Loops()}
 			for _, d := range rep.Differences {
-				rep.add(d.Spend)
+				rep.Add(d.Spend)
 			}
 			if *asJSON {
 				return json.NewEncoder(e.stdout).Encode(rep)
@@ -122,14 +122,6 @@ type logReport struct {
 	replay.Spend
 }
 
-func (r *logReport) add(s replay.Spend) {
-	t := replay.Spend{LoopsSaved: r.LoopsSaved + s.LoopsSaved, LoopsAdded: r.LoopsAdded + s.LoopsAdded,
-		MinutesSaved: r.MinutesSaved + s.MinutesSaved, MinutesAdded: r.MinutesAdded + s.MinutesAdded,
-		TokensSaved: r.TokensSaved + s.TokensSaved, TokensAdded: r.TokensAdded + s.TokensAdded,
-		CostSaved: r.CostSaved + s.CostSaved, CostAdded: r.CostAdded + s.CostAdded}
-	r.Spend = t
-	r.Spend.Times()
-}
 
 // outcomeText says what a run decided.
 func outcomeText(o replay.Outcome) string {

@@ -33,7 +33,8 @@ type Spend struct {
 	AgentTimeAdded string  `json:"agent_time_added,omitempty"`
 }
 
-func (s *Spend) add(o Spend) {
+// Add counts o's loops and spend in s.
+func (s *Spend) Add(o Spend) {
 	s.LoopsSaved += o.LoopsSaved
 	s.LoopsAdded += o.LoopsAdded
 	s.MinutesSaved += o.MinutesSaved

@@ -36,7 +36,6 @@ type PlayedRun struct {
 	// Wait marks a stop that only waits (a rate limit, a pause): the run
 	// says when to try again.
 	Wait bool
-	Code orchestrator.Code
 }
 
 // PlayedLoop is a loop of the history the engine ran: Index counts the
@@ -175,7 +174,7 @@ func PlayIn(ctx context.Context, h *History, cfg *config.Config, project string)
 		var se *orchestrator.StopError
 		switch {
 		case errors.As(err, &se):
-			pr.Code, pr.Wait = se.Code, se.Wait
+			pr.Wait = se.Wait
 		case err != nil:
 			return nil, fmt.Errorf("run %d: %w", i+1, err)
 		}

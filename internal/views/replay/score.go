@@ -10,14 +10,14 @@ import (
 	"github.com/autoretry/orchestrator/orchestrator"
 )
 
-// notStops are the codes that end a run without a stop of the tool's
-// own: a person's pause, sentinel or hours, a provider's limit the run
-// waits out, an abort, and the notice that a finished run's last loop had
-// failed.
+// notStops are the codes that call a person without a stop of the
+// tool's own: the sentinel and auto_retry_enabled are a person's, an
+// unreadable budget is the machine's, and loop_failed tells that a
+// finished run's last loop had failed. What needs no person (a pause, a
+// limit waited out, an abort) is no stop either.
 var notStops = map[orchestrator.Code]bool{
-	orchestrator.CodePaused: true, orchestrator.CodeSentinel: true, orchestrator.CodeDisabled: true,
-	orchestrator.CodeRateLimited: true, orchestrator.CodeOutsideActiveHours: true, orchestrator.CodeWindowPace: true,
-	orchestrator.CodeAborted: true, orchestrator.CodeBudgetUnreadable: true, orchestrator.CodeLoopFailed: true,
+	orchestrator.CodeSentinel: true, orchestrator.CodeDisabled: true,
+	orchestrator.CodeBudgetUnreadable: true, orchestrator.CodeLoopFailed: true,
 }
 
 // Stop is where the engine stopped a history's loops for good: the loop,
@@ -55,7 +55,7 @@ func FirstStop(h *History, p *Played) Stop {
 			}
 		}
 		if o.Code == orchestrator.CodeHung ||
-			o.Code != "" && !notStops[o.Code] && orchestrator.NeedsPerson(o.Code) && !retriedAfter(p.Outcomes[i+1:]) && taken < auto {
+			orchestrator.NeedsPerson(o.Code) && !notStops[o.Code] && !retriedAfter(p.Outcomes[i+1:]) && taken < auto {
 			return Stop{Loop: before + o.Loops, Code: o.Code}
 		}
 		before += o.Loops
@@ -166,7 +166,7 @@ func TotalsOf(name string, scores []Score) Totals {
 		if s.Stop.Loop > 0 {
 			stops = append(stops, s.Stop.Loop)
 		}
-		t.Saved.add(s.Saved)
+		t.Saved.Add(s.Saved)
 	}
 	t.Median = median(stops)
 	return t
