@@ -2,9 +2,11 @@ package replay
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // knownFalseStops are the productive histories our default rules stop,
@@ -20,7 +22,9 @@ var knownFalseStops = map[string]string{
 
 // The corpus: its make-up, every history decided under its own config as
 // recorded, no runaway missed and no productive history stopped beyond
-// the known ones.
+// the known ones; and each, made into a history again from the event log
+// the engine wrote, replays with no difference: the log keeps what every
+// rule needs.
 func TestCorpus(t *testing.T) {
 	hs, err := Corpus(filepath.Join("..", "..", "..", "bench", "histories"))
 	if err != nil {
@@ -49,7 +53,8 @@ func TestCorpus(t *testing.T) {
 	for i, h := range hs {
 		t.Run(h.Name, func(t *testing.T) {
 			t.Parallel()
-			p, err := Play(context.Background(), h, nil)
+			dir := t.TempDir()
+			p, err := PlayIn(context.Background(), h, nil, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -66,6 +71,17 @@ func TestCorpus(t *testing.T) {
 				t.Errorf("productive history stopped at loop %d (%s)", s.Stop.Loop, s.Stop.Code)
 			case known && s.Verdict != VerdictFalseStop:
 				t.Errorf("no longer stopped (%s): take it off knownFalseStops", s.Verdict)
+			}
+			state := filepath.Join(dir, ".orchestrator")
+			if err := os.WriteFile(filepath.Join(state, "config.toml"), []byte(h.Config), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			logged, err := FromLog(state, time.Time{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := Compare(logged, logged.Recorded, play(t, logged, "")); len(d) != 0 {
+				t.Errorf("replayed from its log: %+v", d)
 			}
 		})
 	}

@@ -198,40 +198,6 @@ func TestLogReplaysTheSameAndEstimatesLoopsAdded(t *testing.T) {
 	}
 }
 
-// Every history of the corpus, played, made into a history again from
-// the event log the engine wrote, replays with no difference: the log
-// keeps what every rule needs.
-func TestEveryHistoryRoundTripsThroughTheLog(t *testing.T) {
-	hs, err := Corpus(filepath.Join("..", "..", "..", "bench", "histories"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, h := range hs {
-		t.Run(h.Name, func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			cfg, err := h.ConfigWith("")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := PlayIn(context.Background(), h, cfg, dir); err != nil {
-				t.Fatal(err)
-			}
-			state := filepath.Join(dir, ".orchestrator")
-			if err := os.WriteFile(filepath.Join(state, "config.toml"), []byte(h.Config), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			logged, err := FromLog(state, time.Time{})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if d := Compare(logged, logged.Recorded, play(t, logged, "")); len(d) != 0 {
-				t.Errorf("replayed from its log: %+v", d)
-			}
-		})
-	}
-}
-
 // A history that cannot be read names the file, line and column.
 func TestBadHistoryNamesWhere(t *testing.T) {
 	for _, c := range []struct{ text, want string }{
