@@ -54,7 +54,7 @@ func run(w io.Writer, dir, peerDir string, record bool) error {
 		return err
 	}
 	if record {
-		return writeRecorded(dir, hs)
+		return writeRecorded(hs)
 	}
 	sets := []ruleSet{{name: "ours"}}
 	files, err := filepath.Glob(filepath.Join(peerDir, "*.toml"))
@@ -180,22 +180,18 @@ func writeMatrix(w io.Writer, hs []*replay.History, sets []ruleSet, scores [][]r
 
 // writeRecorded plays each history under its own config and writes what
 // was decided into its recorded field.
-func writeRecorded(dir string, hs []*replay.History) error {
+func writeRecorded(hs []*replay.History) error {
 	for _, h := range hs {
 		p, err := replay.Play(context.Background(), h, nil)
 		if err != nil {
 			return fmt.Errorf("%s: %w", h.Name, err)
 		}
 		h.Recorded = p.Outcomes
-		path := filepath.Join(dir, h.Name+".json")
-		if fi, err := os.Stat(filepath.Join(dir, h.Name)); err == nil && fi.IsDir() {
-			path = filepath.Join(dir, h.Name, "history.json")
-		}
 		b, err := json.MarshalIndent(h, "", "  ")
 		if err != nil {
 			return err
 		}
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		if err := os.WriteFile(h.File, append(b, '\n'), 0o644); err != nil {
 			return err
 		}
 	}

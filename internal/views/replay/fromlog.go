@@ -48,10 +48,14 @@ func FromLog(dir string, since time.Time) (*History, error) {
 	if len(b.h.Runs) > 0 {
 		b.h.Start = b.h.Runs[0].At
 	}
-	if b.h.Queue, err = b.startQueue(queue); err != nil {
+	q := issuequeue.ParseQueue("issue_queue.md", queue)
+	if err := q.Err(); err != nil {
 		return nil, err
 	}
-	b.describeFiled(queue)
+	if b.h.Queue, err = b.startQueue(q); err != nil {
+		return nil, err
+	}
+	b.describeFiled(q)
 	for _, o := range b.h.Recorded {
 		sortHalts(o.Halts)
 	}
@@ -258,11 +262,7 @@ func claudeResult(ev orchestrator.Event) string {
 // startQueue is the queue as the log starts: today's, without the issues
 // the loops filed, each other issue with the counters its first recorded
 // attempt found.
-func (b *logHistory) startQueue(today []byte) (string, error) {
-	q := issuequeue.ParseQueue("issue_queue.md", today)
-	if err := q.Err(); err != nil {
-		return "", err
-	}
+func (b *logHistory) startQueue(q *issuequeue.Queue) (string, error) {
 	var edits []issuequeue.Edit
 	for _, is := range q.Issues {
 		if b.filed[is.ID] {
@@ -294,8 +294,7 @@ func (b *logHistory) startQueue(today []byte) (string, error) {
 
 // describeFiled gives each issue a loop filed the summary, priority and
 // check today's queue has for it.
-func (b *logHistory) describeFiled(today []byte) {
-	q := issuequeue.ParseQueue("issue_queue.md", today)
+func (b *logHistory) describeFiled(q *issuequeue.Queue) {
 	for i := range b.h.Runs {
 		for j := range b.h.Runs[i].Loops {
 			for k := range b.h.Runs[i].Loops[j].Add {

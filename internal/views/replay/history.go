@@ -27,6 +27,7 @@ import (
 // History is what the world did around the loops, loop by loop.
 type History struct {
 	Name     string          `json:"-"`
+	File     string          `json:"-"` // the file it was read from
 	Label    Label           `json:"label"`
 	Why      string          `json:"why"`
 	Kind     string          `json:"kind"`
@@ -189,7 +190,7 @@ func Read(path string) (*History, error) {
 	if err != nil {
 		return nil, err
 	}
-	h.Name = strings.TrimSuffix(filepath.Base(path), ".json")
+	h.Name, h.File = strings.TrimSuffix(filepath.Base(path), ".json"), file
 	return h, nil
 }
 
