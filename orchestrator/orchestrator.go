@@ -12,7 +12,6 @@ import (
 
 	"github.com/autoretry/orchestrator/internal/foundations/config"
 	"github.com/autoretry/orchestrator/issuequeue"
-	"github.com/autoretry/orchestrator/signature"
 	"github.com/autoretry/orchestrator/templates"
 )
 
@@ -255,7 +254,7 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 		// repeats across issues count failures from the ledger.
 		events := []Event{{Time: now, Event: EvAttempt, IssueID: id, RunID: st.RunID, Attempt: d.Attempt, Status: "failed",
 			FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error, Silent: src.Silent, Check: src.Check,
-			FailingTests: loggedTests(src.Check, output)}}
+			FailingTests: loggedTests(src.Tests)}}
 		if d.Halted {
 			events = append(events, Event{Time: now, Event: EvEscalated, IssueID: id, RunID: st.RunID, Reason: string(d.Code),
 				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because, Silent: src.Silent, Fingerprint: o.fingerprint(is)})
@@ -288,17 +287,13 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 // maxLoggedTests bounds the failing tests an attempt's event names.
 const maxLoggedTests = 200
 
-// loggedTests are the failing tests a verification's output names, for
+// loggedTests are the failing tests a verification's output named, for
 // its attempt's event; none for a failure the loop itself recorded.
-func loggedTests(check string, out []byte) []string {
-	if check == "" {
+func loggedTests(t TestRun) []string {
+	if !t.Known || len(t.Failing) > maxLoggedTests {
 		return nil
 	}
-	names, known := signature.FailingTests(out)
-	if !known || len(names) > maxLoggedTests {
-		return nil
-	}
-	return names
+	return t.Failing
 }
 
 // ResolveFromLoop is resolve run by a loop of "orchestrator run": a claim.

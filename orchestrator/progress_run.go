@@ -3,7 +3,6 @@ package orchestrator
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/autoretry/orchestrator/internal/adapters/workspace"
@@ -46,7 +45,7 @@ func (r *Runner) recordState(ctx context.Context) (workspace.State, bool) {
 // and its verifications, and counts it.
 // The tests an issue failed before its first verification in the run are
 // read from its Failure Details as the loop found them (q).
-func (r *Runner) judgeLoop(ctx context.Context, runID string, loop int, kind string, q *issuequeue.Queue, before, after workspace.State, recorded bool, vr verifyResult) (LoopProgress, *WorkspaceChange) {
+func (r *Runner) judgeLoop(ctx context.Context, loop int, kind string, q *issuequeue.Queue, before, after workspace.State, recorded bool, vr verifyResult) (LoopProgress, *WorkspaceChange) {
 	t := r.prog
 	p := LoopProgress{Loop: loop, Kind: kind, Recorded: recorded}
 	var wc *WorkspaceChange
@@ -62,12 +61,10 @@ func (r *Runner) judgeLoop(ctx context.Context, runID string, loop int, kind str
 			}
 		}
 	}
-	logs := PathsIn(r.absDir()).LoopLogs()
 	p.Passed = len(vr.failed) == 0 && len(vr.resolved) > 0
-	judge := func(ids []string, passed bool) {
+	judge := func(ids []string) {
 		for _, id := range ids {
-			out, _ := os.ReadFile(filepath.Join(logs, fmt.Sprintf("%s-%02d-verify-%s.log", runID, loop, id)))
-			cur := testRunOf(passed, out, "")
+			cur := vr.tests[id]
 			var prev *TestRun
 			if pt, ok := t.tests[id]; ok {
 				prev = &pt
@@ -84,22 +81,14 @@ func (r *Runner) judgeLoop(ctx context.Context, runID string, loop int, kind str
 			p.Failing += len(cur.Failing)
 		}
 	}
-	judge(vr.resolved, true)
-	judge(vr.failed, false)
+	judge(vr.resolved)
+	judge(vr.failed)
 	p.Verdict = DecideProgress(p)
 	if recorded && len(vr.failed) > 0 {
 		t.failed(after.Hex, loop+1)
 	}
 	t.count(kind, p)
 	return p, wc
-}
-
-// absDir returns the state directory's absolute path, or as configured.
-func (r *Runner) absDir() string {
-	if abs, err := filepath.Abs(r.O.Dir); err == nil {
-		return abs
-	}
-	return r.O.Dir
 }
 
 // haltForProgress halts the issues a loop retried and did not resolve, on

@@ -435,7 +435,7 @@ func (r *Runner) verifyLoop(ctx context.Context, rep *RunReport, lp *loopRun, re
 		return err
 	}
 	lp.lr.Breaker = f.Breaker.State
-	p, wc := r.judgeLoop(ctx, rep.RunID, f.Loop, f.Kind, lp.before, lp.ws, wsAfter, recorded, vr)
+	p, wc := r.judgeLoop(ctx, f.Loop, f.Kind, lp.before, lp.ws, wsAfter, recorded, vr)
 	lp.lr.Progress, lp.lr.Workspace, lp.lr.Facts = p.Verdict, wc, &p
 	f.Verified, f.Halted, f.Progress, f.Idle, f.NoProgress = true, vr.halted, p, r.prog.idle, r.prog.noProgress
 	if f.Kind == KindAutoRetry {

@@ -11,8 +11,9 @@ import (
 
 // failSource is where a recorded failure came from.
 type failSource struct {
-	Check  string // the Verify check that failed, if one did
-	Silent bool   // the failing command printed nothing
+	Check  string  // the Verify check that failed, if one did
+	Silent bool    // the failing command printed nothing
+	Tests  TestRun // what the check's output said of its tests
 }
 
 // isSilent reports whether a failing command's output holds nothing to go

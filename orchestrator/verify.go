@@ -13,14 +13,20 @@ import (
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
-type verifyResult struct{ resolved, failed, halted []string }
+type verifyResult struct {
+	resolved, failed, halted []string
+	// tests are what each issue's verification said of its tests, read
+	// once from its output: the attempt's event names them, the loop's
+	// progress verdict compares them.
+	tests map[string]TestRun
+}
 
 // verify runs the Verify check of every in_progress issue and records the
 // verdict: exit 0 resolves, anything else is a failure.
 func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (verifyResult, error) {
 	o := r.O
 	cfg := o.Config
-	var vr verifyResult
+	vr := verifyResult{tests: map[string]TestRun{}}
 	q, _, err := o.paths().Load()
 	if err != nil {
 		return vr, err
@@ -48,10 +54,11 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 			return vr, err
 		}
 		kept := &TailBuffer{Max: MaxKeptOutput}
+		logPath := filepath.Join(PathsIn(absDir).LoopLogs(), fmt.Sprintf("%s-%02d-verify-%s.log", rep.RunID, rep.Loops, is.ID))
 		res, err := r.exec(ctx, procgroup.Spec{
 			Command: chk.Command, Dir: filepath.Dir(absDir), Env: r.verifyEnv(absDir, rep.RunID, rep.Loops, is.ID), Timeout: chk.Timeout, Grace: cfg.Loop.KillGrace,
 			Output:  io.MultiWriter(sw, kept),
-			LogPath: filepath.Join(PathsIn(absDir).LoopLogs(), fmt.Sprintf("%s-%02d-verify-%s.log", rep.RunID, rep.Loops, is.ID)),
+			LogPath: logPath,
 		})
 		if err != nil {
 			return vr, err
@@ -66,6 +73,7 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 		}
 		r.stats.attempts[is.ID]++
 		if res.ExitCode == 0 && !res.TimedOut {
+			vr.tests[is.ID] = TestRun{Passed: true}
 			if err := o.Resolve(context.WithoutCancel(ctx), is.ID); err != nil {
 				return vr, err
 			}
@@ -98,7 +106,10 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 			fmt.Fprintf(w, "[verify: %s exited with status %d]\n", chk.Command, res.ExitCode)
 		}
 		sig, older := sums(sw)
-		fr, err := o.recordFailureOf(context.WithoutCancel(ctx), is.ID, kept.Output(), sig, older, typ, failSource{Check: chk.Name, Silent: silent})
+		out, _ := os.ReadFile(logPath) // all of it, as the check printed it
+		tests := testRunOf(false, out, "")
+		vr.tests[is.ID] = tests
+		fr, err := o.recordFailureOf(context.WithoutCancel(ctx), is.ID, kept.Output(), sig, older, typ, failSource{Check: chk.Name, Silent: silent, Tests: tests})
 		if err != nil {
 			return vr, err
 		}
