@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -122,7 +121,6 @@ type logReport struct {
 	replay.Spend
 }
 
-
 // outcomeText says what a run decided.
 func outcomeText(o replay.Outcome) string {
 	s := fmt.Sprintf("%d loop(s)", o.Loops)
@@ -175,20 +173,9 @@ type historyResult struct {
 // replayHistories plays the histories in path under the rules of
 // --config, if any.
 func replayHistories(ctx context.Context, e *env, path, as string, asJSON bool) error {
-	var hs []*replay.History
-	fi, err := os.Stat(path)
-	switch {
-	case err != nil:
-		return withCode(exitUsage, fmt.Errorf("--history: %w", err))
-	case fi.IsDir() && !exists(filepath.Join(path, "history.json")):
-		hs, err = replay.Corpus(path)
-	default:
-		var h *replay.History
-		h, err = replay.Read(path)
-		hs = append(hs, h)
-	}
+	hs, err := replay.Corpus(path)
 	if err != nil {
-		return withCode(exitUsage, err)
+		return withCode(exitUsage, fmt.Errorf("--history: %w", err))
 	}
 	if as == "" {
 		as = "ours"
@@ -240,9 +227,4 @@ func writeRecordedDifferences(w io.Writer, own bool, results []historyResult) {
 			fmt.Fprintf(w, "%s run %d: recorded %s; replayed %s\n", r.History, d.Run, outcomeText(d.Recorded), outcomeText(d.Replayed))
 		}
 	}
-}
-
-func exists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

@@ -17,6 +17,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -281,6 +282,37 @@ func personAction(p string) (verb, id string, err error) {
 		}
 	}
 	return "", "", fmt.Errorf("%q: want sentinel, unsentinel, retry ID, skip ID or resolve ID", p)
+}
+
+// Corpus reads the histories at path: the one a file or a directory
+// holding history.json is, or else each NAME.json and each directory
+// holding history.json in the directory path, in name order.
+func Corpus(path string) ([]*History, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := os.Stat(filepath.Join(path, "history.json")); !fi.IsDir() || err == nil {
+		h, err := Read(path)
+		if err != nil {
+			return nil, err
+		}
+		return []*History{h}, nil
+	}
+	entries, err := readDir(path)
+	if err != nil {
+		return nil, err
+	}
+	var hs []*History
+	for _, path := range entries {
+		h, err := Read(path)
+		if err != nil {
+			return nil, err
+		}
+		hs = append(hs, h)
+	}
+	slices.SortFunc(hs, func(a, b *History) int { return strings.Compare(a.Name, b.Name) })
+	return hs, nil
 }
 
 // readDir lists the histories in dir: NAME.json files and directories

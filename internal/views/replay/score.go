@@ -244,22 +244,3 @@ func WriteColumns(w io.Writer, rows [][]string) error {
 	}
 	return nil
 }
-
-// Corpus reads every history in dir: each NAME.json and each directory
-// holding history.json, in name order.
-func Corpus(dir string) ([]*History, error) {
-	entries, err := readDir(dir)
-	if err != nil {
-		return nil, err
-	}
-	var hs []*History
-	for _, path := range entries {
-		h, err := Read(path)
-		if err != nil {
-			return nil, err
-		}
-		hs = append(hs, h)
-	}
-	slices.SortFunc(hs, func(a, b *History) int { return strings.Compare(a.Name, b.Name) })
-	return hs, nil
-}
