@@ -136,8 +136,8 @@ func outcomeText(o replay.Outcome) string {
 // spendText says what loops saved or added spent.
 func spendText(s replay.Spend, estimated bool) string {
 	var parts []string
-	if s.LoopsSaved > 0 && s.AgentTimeSaved != "" {
-		parts = append(parts, "saved "+s.AgentTimeSaved+" of agent time")
+	if t := replay.AgentTime(s.MinutesSaved); s.LoopsSaved > 0 && t != "" {
+		parts = append(parts, "saved "+t+" of agent time")
 	}
 	if s.TokensSaved > 0 {
 		parts = append(parts, fmt.Sprintf("%d tokens", s.TokensSaved))
@@ -145,10 +145,10 @@ func spendText(s replay.Spend, estimated bool) string {
 	if s.CostSaved > 0 {
 		parts = append(parts, fmt.Sprintf("$%.2f", s.CostSaved))
 	}
-	if s.LoopsAdded > 0 && s.AgentTimeAdded != "" {
-		a := "added " + s.AgentTimeAdded + " of agent time"
+	if t := replay.AgentTime(s.MinutesAdded); s.LoopsAdded > 0 && t != "" {
+		a := "added " + t + " of agent time"
 		if estimated {
-			a = "added about " + s.AgentTimeAdded + " of agent time"
+			a = "added about " + t + " of agent time"
 		}
 		parts = append(parts, a)
 	}

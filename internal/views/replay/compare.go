@@ -21,16 +21,14 @@ type Difference struct {
 
 // Spend is what loops saved and added spent.
 type Spend struct {
-	LoopsSaved     int     `json:"loops_saved"`
-	LoopsAdded     int     `json:"loops_added"`
-	MinutesSaved   float64 `json:"agent_minutes_saved,omitempty"`
-	MinutesAdded   float64 `json:"agent_minutes_added,omitempty"`
-	TokensSaved    int64   `json:"tokens_saved,omitempty"`
-	TokensAdded    int64   `json:"tokens_added,omitempty"`
-	CostSaved      float64 `json:"cost_saved,omitempty"`
-	CostAdded      float64 `json:"cost_added,omitempty"`
-	AgentTimeSaved string  `json:"agent_time_saved,omitempty"`
-	AgentTimeAdded string  `json:"agent_time_added,omitempty"`
+	LoopsSaved   int     `json:"loops_saved"`
+	LoopsAdded   int     `json:"loops_added"`
+	MinutesSaved float64 `json:"agent_minutes_saved,omitempty"`
+	MinutesAdded float64 `json:"agent_minutes_added,omitempty"`
+	TokensSaved  int64   `json:"tokens_saved,omitempty"`
+	TokensAdded  int64   `json:"tokens_added,omitempty"`
+	CostSaved    float64 `json:"cost_saved,omitempty"`
+	CostAdded    float64 `json:"cost_added,omitempty"`
 }
 
 // Add counts o's loops and spend in s.
@@ -43,18 +41,14 @@ func (s *Spend) Add(o Spend) {
 	s.TokensAdded += o.TokensAdded
 	s.CostSaved += o.CostSaved
 	s.CostAdded += o.CostAdded
-	s.Times()
 }
 
-// Times writes the agent minutes as durations, for people.
-func (s *Spend) Times() {
-	s.AgentTimeSaved, s.AgentTimeAdded = "", ""
-	if d := minutes(s.MinutesSaved).Round(time.Second); s.MinutesSaved > 0 && d > 0 {
-		s.AgentTimeSaved = d.String()
+// AgentTime writes agent minutes as a duration, for people: "" for none.
+func AgentTime(m float64) string {
+	if d := time.Duration(m * float64(time.Minute)).Round(time.Second); d > 0 {
+		return d.String()
 	}
-	if d := minutes(s.MinutesAdded).Round(time.Second); s.MinutesAdded > 0 && d > 0 {
-		s.AgentTimeAdded = d.String()
-	}
+	return ""
 }
 
 // Compare returns the runs of h whose replayed outcome differs from the
@@ -85,7 +79,6 @@ func Compare(h *History, recorded []Outcome, p *Played) []Difference {
 				d.Estimated = d.Estimated || l.Index == 0
 			}
 		}
-		d.Times()
 		diffs = append(diffs, d)
 	}
 	return diffs

@@ -122,7 +122,6 @@ func ScoreOf(h *History, p *Played) Score {
 				}
 			}
 		}
-		s.Saved.Times()
 	}
 	return s
 }
@@ -188,7 +187,7 @@ func median(xs []int) float64 {
 func (t Totals) String() string {
 	return fmt.Sprintf("%s: caught %d/%d, median %s loops, false stops %d (%d caught late; saved %d loops, %s agent time, $%.2f)",
 		t.Name, t.Caught, t.Runaways, trimFloat(t.Median), t.FalseStops, t.Late, t.Saved.LoopsSaved,
-		orNone(t.Saved.AgentTimeSaved), t.Saved.CostSaved)
+		orNone(AgentTime(t.Saved.MinutesSaved)), t.Saved.CostSaved)
 }
 
 func trimFloat(f float64) string { return strings.TrimSuffix(fmt.Sprintf("%.1f", f), ".0") }
@@ -211,7 +210,7 @@ func WriteTable(w io.Writer, scores []Score) error {
 		}
 		saved := "-"
 		if s.Saved.LoopsSaved > 0 {
-			saved = fmt.Sprintf("%d loops, %s", s.Saved.LoopsSaved, orNone(s.Saved.AgentTimeSaved))
+			saved = fmt.Sprintf("%d loops, %s", s.Saved.LoopsSaved, orNone(AgentTime(s.Saved.MinutesSaved)))
 			if s.Saved.CostSaved > 0 {
 				saved += fmt.Sprintf(", $%.2f", s.Saved.CostSaved)
 			}
