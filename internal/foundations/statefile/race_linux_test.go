@@ -3,41 +3,30 @@ package statefile
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
+	"os/signal"
 	"path/filepath"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// blockedWriter plays an editor that saves in place and opened the file at
-// path for writing while Replace held its lease: the open waits until the
-// lease is given up, then the editor truncates the file, writes data and
-// closes it. The file is the one path names now, whatever name it has by
-// the time the open goes on. blockedWriter returns once the lease is
-// broken; done gets the save's error.
+// blockedWriter plays an editor that saves in place and opens the file at
+// path for writing while Replace holds its lease: the open resolves the
+// file, takes write access to it and waits in the kernel until the lease is
+// given up; then the editor truncates the file, writes data and closes it.
+// blockedWriter returns once the open is waiting, which the kernel tells
+// the lease's holder, this process, with SIGIO; done gets the save's error.
 func blockedWriter(t *testing.T, path string, data []byte) (done <-chan error) {
 	t.Helper()
-	r, err := os.Open(path) // the file itself, however it is renamed
-	if err != nil {
-		t.Fatal(err)
-	}
-	// An open for writing that may not wait starts the lease's break
-	// and fails: from here on the holder sees its lease broken.
-	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-	if err == nil {
-		f.Close()
-		r.Close()
-		t.Fatal("the file was not leased: an open for writing went through at once")
-	}
-	if !errors.Is(err, syscall.EWOULDBLOCK) {
-		t.Fatal(err)
-	}
+	broke := make(chan os.Signal, 1)
+	signal.Notify(broke, syscall.SIGIO)
+	defer signal.Stop(broke)
+	opened := make(chan struct{})
 	ch := make(chan error, 1)
 	go func() {
-		defer r.Close()
-		w, err := os.OpenFile(fmt.Sprintf("/proc/self/fd/%d", r.Fd()), os.O_WRONLY|os.O_TRUNC, 0)
+		w, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+		close(opened)
 		if err != nil {
 			ch <- err
 			return
@@ -45,7 +34,15 @@ func blockedWriter(t *testing.T, path string, data []byte) (done <-chan error) {
 		_, err = w.Write(data)
 		ch <- errors.Join(err, w.Close())
 	}()
-	return ch
+	select {
+	case <-broke:
+		return ch
+	case <-opened:
+		t.Fatal("the file was not leased: an open for writing went through at once")
+	case <-time.After(30 * time.Second):
+		t.Fatal("the open for writing broke no lease")
+	}
+	return nil
 }
 
 func wait(t *testing.T, done <-chan error) {
