@@ -47,6 +47,9 @@ type Failure struct {
 	// another issue failing the same check fails for the same reason, so
 	// it counts only against its own issue.
 	Silent bool
+	// Tests is what the output said of its tests, when a test runner's
+	// report could be read from it.
+	Tests TestRun
 }
 
 // sameFailure reports whether f is the failure that the signature recorded

@@ -78,16 +78,27 @@ func haltEdits(id string) []issuequeue.Edit {
 type FailDecision struct {
 	Attempt     int
 	RepeatCount int
-	Halted      bool
-	Code        Code   // why it halted: repeated_failure, repeated_failure_across_issues, oscillation
-	Because     string // the halt's reason in words
-	Error       string // one-line summary of the output
-	Edits       []issuequeue.Edit
+	// Progressed: fewer tests fail than in the issue's last failure. The
+	// count starts at 0 and the attempt is given back (Retry-Count lowered
+	// by one).
+	Progressed bool
+	Halted     bool
+	Code       Code   // why it halted: repeated_failure, repeated_failure_across_issues, oscillation
+	Because    string // the halt's reason in words
+	Error      string // one-line summary of the output
+	Edits      []issuequeue.Edit
 }
 
 // DecideFail records a failure of an issue: the signature's repeat count,
 // whether it halts (Halt), Failure Details and an Attempt History row. u is
 // the event log's last 24 hours, without this failure.
+//
+// A failure reached by progress (a test runner's report names fewer failing
+// tests than the issue's last failure did) is no
+// failed try at what it reached: its repeat count starts at 0, so the same
+// failure halts the issue only once it came halt_after_repeats times more,
+// and the attempt is given back, so max_retries counts the attempts that
+// fixed nothing ([auto_retry] progress_resets, on by default).
 func DecideFail(is *issuequeue.Issue, f Failure, cfg *config.Config, u Usage) FailDecision {
 	var d FailDecision
 	id := is.ID
@@ -104,6 +115,14 @@ func DecideFail(is *issuequeue.Issue, f Failure, cfg *config.Config, u Usage) Fa
 		}
 		set(issuequeue.FieldFailureSignature, f.Signature)
 		d.RepeatCount = 1
+		if d.Progressed = cfg.AutoRetry.ProgressResets && fewerTestsFail(detailsTests(is), f.Tests); d.Progressed {
+			// Progress earns patience: the attempt that fixed tests is no
+			// failed try at the failure it reached, and it is given back.
+			d.RepeatCount = 0
+			if is.RetryCount > 0 {
+				set(issuequeue.FieldRetryCount, strconv.Itoa(is.RetryCount-1))
+			}
+		}
 	}
 	set(issuequeue.FieldSignatureRepeatCount, strconv.Itoa(d.RepeatCount))
 	d.Code, d.Because = Halt(HaltFacts{Issue: id, Failure: f, New: true, Repeats: d.RepeatCount,

@@ -191,6 +191,7 @@ type FailReport struct {
 	ID          string `json:"id"`
 	Signature   string `json:"signature"`
 	RepeatCount int    `json:"signature_repeat_count"`
+	Progressed  bool   `json:"progressed"` // fewer failing tests than its last failure: the count starts at 0, the attempt is given back
 	Threshold   int    `json:"halt_after_repeats"`
 	Halted      bool   `json:"halted"`
 	Code        Code   `json:"code,omitempty"` // why it halted
@@ -227,7 +228,7 @@ func (o *Orchestrator) FailFrom(ctx context.Context, id string, r io.Reader, fai
 // recordFailure records a failure of issue id whose output, or its end, is
 // out and whose signature (of all of it) is sig, and older under older rules.
 func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output, sig string, older []string, failType string) (FailReport, error) {
-	return o.recordFailureOf(ctx, id, out, sig, older, failType, failSource{Silent: isSilent(out)})
+	return o.recordFailureOf(ctx, id, out, sig, older, failType, failSource{Silent: isSilent(out), Tests: testRunOf(false, out.Tail, "")})
 }
 
 // recordFailureOf is recordFailure for a failure whose source is known.
@@ -244,8 +245,8 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 		if u.Spend, err = ReadIssueLedger(o.Dir); err != nil {
 			return issuequeue.Change{}, fmt.Errorf("reading the event log: %w", err)
 		}
-		d := DecideFail(is, Failure{Type: failType, Output: out, Signature: sig, Older: older, Time: now, Silent: src.Silent}, o.Config, u)
-		rep.RepeatCount, rep.Halted, rep.Code, rep.Attempt = d.RepeatCount, d.Halted, d.Code, d.Attempt
+		d := DecideFail(is, Failure{Type: failType, Output: out, Signature: sig, Older: older, Time: now, Silent: src.Silent, Tests: src.Tests}, o.Config, u)
+		rep.RepeatCount, rep.Progressed, rep.Halted, rep.Code, rep.Attempt = d.RepeatCount, d.Progressed, d.Halted, d.Code, d.Attempt
 		rep.Status = issuequeue.StatusPending
 		if d.Halted {
 			rep.Status = issuequeue.StatusEscalated
@@ -265,6 +266,9 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 		}
 		after := func() error {
 			fmt.Fprintf(o.Stdout, "%s %s: signature %s, repeat %d/%d\n", id, failType, sig, d.RepeatCount, threshold)
+			if d.Progressed {
+				fmt.Fprintf(o.Stdout, "%s: fewer failing tests than its last failure: the count starts again and the attempt is given back\n", id)
+			}
 			if !d.Halted {
 				return nil
 			}

@@ -3,6 +3,7 @@ package orchestrator
 import (
 	"slices"
 
+	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/signature"
 )
 
@@ -56,6 +57,20 @@ func testRunOf(passed bool, out []byte, sig string) TestRun {
 	return t
 }
 
+// detailsTests reads the tests an issue failed from its Failure Details,
+// the output of its last recorded failure (nil: none recorded).
+func detailsTests(is *issuequeue.Issue) *TestRun {
+	if is == nil || is.FailureSignature == "" {
+		return nil
+	}
+	details, ok := is.Section(issuequeue.SectionFailureDetails)
+	if !ok || details == "" {
+		return nil
+	}
+	t := testRunOf(false, []byte(details), "")
+	return &t
+}
+
 // testsProgressed reports whether a verification made progress over the
 // one before it (nil: none in this run): the check newly passes, or, both
 // read from a runner's report, fewer tests fail or a test that failed no
@@ -77,6 +92,14 @@ func testsProgressed(prev *TestRun, cur TestRun) bool {
 		}
 	}
 	return false
+}
+
+// fewerTestsFail reports whether the failure cur names fewer failing tests
+// than the failure prev (nil: none recorded), both read from a runner's
+// report. It is stricter than testsProgressed: a fix that breaks another
+// test in its place is no fewer.
+func fewerTestsFail(prev *TestRun, cur TestRun) bool {
+	return prev != nil && prev.Known && !prev.Passed && cur.Known && !cur.Passed && len(cur.Failing) < len(prev.Failing)
 }
 
 // LoopProgress is the verdict of one loop and the facts it rests on, as the

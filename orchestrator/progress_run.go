@@ -68,11 +68,8 @@ func (r *Runner) judgeLoop(ctx context.Context, loop int, kind string, q *issueq
 			var prev *TestRun
 			if pt, ok := t.tests[id]; ok {
 				prev = &pt
-			} else if is := q.Issue(id); is != nil && is.FailureSignature != "" {
-				if details, ok := is.Section(issuequeue.SectionFailureDetails); ok && details != "" {
-					pt := testRunOf(false, []byte(details), "")
-					prev = &pt
-				}
+			} else {
+				prev = detailsTests(q.Issue(id))
 			}
 			if testsProgressed(prev, cur) {
 				p.Tests = true

@@ -66,6 +66,9 @@ type AutoRetry struct {
 	GlobalCap        int // auto-retry loops per run
 	MaxRetries       int // per issue, for types without an entry in MaxRetriesByType
 	HaltAfterRepeats int // identical failure signatures in a row that halt an issue
+	// ProgressResets: a failure with fewer failing tests than the issue's
+	// last starts its repeat count at 0 and gives its attempt back.
+	ProgressResets bool
 
 	// MaxRetriesByType maps a lower-case issue Type to its Max-Retries
 	// default. File entries are merged over the defaults; see MaxRetriesFor.
@@ -257,6 +260,7 @@ func Default() *Config {
 			GlobalCap:        15,
 			MaxRetries:       10,
 			HaltAfterRepeats: 3,
+			ProgressResets:   true,
 			MaxRetriesByType: map[string]int{"build": 1, "test": 3, "review": 2},
 		},
 		Signature: Signature{

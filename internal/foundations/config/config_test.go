@@ -65,6 +65,7 @@ func TestDefaultValues(t *testing.T) {
 		{"auto_retry.global_cap", "15", "16"},
 		{"auto_retry.max_retries", "10", "11"},
 		{"auto_retry.halt_after_repeats", "3", "4"},
+		{"auto_retry.progress_resets", "true", "false"},
 		{"auto_retry.max_retries_by_type.build", "1", "2"},
 		{"auto_retry.max_retries_by_type.test", "3", "4"},
 		{"auto_retry.max_retries_by_type.review", "2", "3"},

@@ -61,6 +61,7 @@ func TestEnvOverrides(t *testing.T) {
 		{"ORCHESTRATOR_BUDGET_ISSUE_TOKENS", "500000", func(c *Config) { c.Budget.IssueTokens = 500000 }},
 		{"ORCHESTRATOR_BUDGET_ISSUE_AGENT_TIME", "2h", func(c *Config) { c.Budget.IssueAgentTime = 2 * time.Hour }},
 		{"ORCHESTRATOR_BUDGET_RESERVE", "false", func(c *Config) { c.Budget.Reserve = false }},
+		{"ORCHESTRATOR_AUTO_RETRY_PROGRESS_RESETS", "false", func(c *Config) { c.AutoRetry.ProgressResets = false }},
 		{"ORCHESTRATOR_BUDGET_WINDOW_PACE", "true", func(c *Config) { c.Budget.WindowPace = true }},
 		{"ORCHESTRATOR_PROGRESS_SPEND_COST", "1.5", func(c *Config) { c.Progress.SpendCost = 1.5 }},
 		{"ORCHESTRATOR_PROGRESS_SPEND_TOKENS", "100000", func(c *Config) { c.Progress.SpendTokens = 100000 }},

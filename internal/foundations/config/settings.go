@@ -60,6 +60,7 @@ var fixedSettings = []setting{
 	intKey("auto_retry.global_cap", 0, func(c *Config, n int) { c.AutoRetry.GlobalCap = n }),
 	intKey("auto_retry.max_retries", 0, func(c *Config, n int) { c.AutoRetry.MaxRetries = n }),
 	intKey("auto_retry.halt_after_repeats", 1, func(c *Config, n int) { c.AutoRetry.HaltAfterRepeats = n }),
+	boolKey("auto_retry.progress_resets", func(c *Config, b bool) { c.AutoRetry.ProgressResets = b }),
 
 	stringKey("signature.normalize", oneOf("v3", "v2", "v1", "off"), func(c *Config, s string) { c.Signature.Normalize = s }),
 	listKey("signature.extra_patterns", checkRegexp, func(c *Config, l []string) { c.Signature.ExtraPatterns = l }),
