@@ -16,8 +16,6 @@ import (
 var knownFalseStops = map[string]string{
 	"inc-planning-loops-without-file-changes": "no_change: two planning loops in a row leave the workspace as they found it",
 	"syn-progress-only-in-commits":            "repeated_failure: the same failure three times, whatever each loop committed",
-	"syn-slow-fixer-plateaus":                 "repeated_failure: a plateau of three identical failures",
-	"syn-refactor-worse-before-better":        "max_retries: the default cap of a test issue, 3 retries, before the 4th fixes it",
 }
 
 // The corpus: its make-up, every history decided under its own config as
