@@ -28,6 +28,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/autoretry/orchestrator/internal/foundations/columns"
 	"github.com/autoretry/orchestrator/internal/views/replay"
 )
 
@@ -150,11 +151,12 @@ func score(h *replay.History, rules string) (replay.Score, error) {
 // writeMatrix writes a line per history: its label and where each rule
 // set stopped it.
 func writeMatrix(w io.Writer, hs []*replay.History, sets []ruleSet, scores [][]replay.Score) error {
+	tw := columns.NewWriter(w, 0)
 	head := []string{"history", "label"}
 	for _, s := range sets {
 		head = append(head, strings.TrimPrefix(s.name, "peer "))
 	}
-	rows := [][]string{head}
+	fmt.Fprintln(tw, strings.Join(head, "\t"))
 	for hi, h := range hs {
 		row := []string{h.Name, h.Label.String()}
 		for si := range sets {
@@ -173,9 +175,9 @@ func writeMatrix(w io.Writer, hs []*replay.History, sets []ruleSet, scores [][]r
 			}
 			row = append(row, cell)
 		}
-		rows = append(rows, row)
+		fmt.Fprintln(tw, strings.Join(row, "\t"))
 	}
-	return replay.WriteColumns(w, rows)
+	return tw.Flush()
 }
 
 // writeRecorded plays each history under its own config and writes what

@@ -7,6 +7,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/autoretry/orchestrator/internal/foundations/columns"
 	"github.com/autoretry/orchestrator/orchestrator"
 )
 
@@ -202,7 +203,8 @@ func orNone(s string) string {
 // WriteTable writes one line per history: its label, where the rule set
 // stopped it, the verdict and what was saved.
 func WriteTable(w io.Writer, scores []Score) error {
-	rows := [][]string{{"history", "kind", "loops", "label", "stopped", "verdict", "saved"}}
+	tw := columns.NewWriter(w, 0)
+	fmt.Fprintln(tw, "history\tkind\tloops\tlabel\tstopped\tverdict\tsaved")
 	for _, s := range scores {
 		stop := "never"
 		if s.Stop.Loop > 0 {
@@ -215,31 +217,7 @@ func WriteTable(w io.Writer, scores []Score) error {
 				saved += fmt.Sprintf(", $%.2f", s.Saved.CostSaved)
 			}
 		}
-		rows = append(rows, []string{s.History, s.Kind, fmt.Sprint(s.Loops), s.Label.String(), stop, s.Verdict, saved})
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\n", s.History, s.Kind, s.Loops, s.Label, stop, s.Verdict, saved)
 	}
-	return WriteColumns(w, rows)
-}
-
-// WriteColumns writes rows as columns two spaces apart, each as wide as
-// its widest cell.
-func WriteColumns(w io.Writer, rows [][]string) error {
-	widths := make([]int, len(rows[0]))
-	for _, r := range rows {
-		for i, c := range r {
-			widths[i] = max(widths[i], len(c))
-		}
-	}
-	for _, r := range rows {
-		var b strings.Builder
-		for i, c := range r {
-			if i < len(r)-1 {
-				c += strings.Repeat(" ", widths[i]-len(c)+2)
-			}
-			b.WriteString(c)
-		}
-		if _, err := fmt.Fprintln(w, strings.TrimRight(b.String(), " ")); err != nil {
-			return err
-		}
-	}
-	return nil
+	return tw.Flush()
 }
