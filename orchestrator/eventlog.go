@@ -70,8 +70,8 @@ type Event struct {
 	Silent bool `json:"silent,omitempty"`
 	// Check is the Verify check whose failure an attempt records.
 	Check string `json:"check,omitempty"`
-	// FailingTests are the tests a failed verification's output named,
-	// where a test runner's report was read (at most maxLoggedTests): the
+	// FailingTests are the tests a failure's output named, where a test
+	// runner's report was read (at most maxLoggedTests): the
 	// progress rules compare them, and replay gives them back.
 	FailingTests []string `json:"failing_tests,omitempty"`
 	// StoppedBy is the reason code of the rule that stopped a loop

@@ -95,7 +95,7 @@ func TestSameVerifyCheckAcrossIssues(t *testing.T) {
 			out := Output{Tail: []byte(tt.out)}
 			fail := func(id string) FailReport {
 				t.Helper()
-				rep, err := o.recordFailureOf(ctx, id, out, sig, nil, FailVerification, failSource{Check: "quiet", Silent: isSilent(out)})
+				rep, err := o.recordFailure(ctx, id, Failure{Type: FailVerification, Output: out, Signature: sig, Silent: isSilent(out)}, "quiet")
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -222,21 +222,19 @@ func (o *Orchestrator) FailFrom(ctx context.Context, id string, r io.Reader, fai
 		return FailReport{ID: id}, fmt.Errorf("reading the output: %w", err)
 	}
 	sig, older := sums(sw)
-	return o.recordFailure(ctx, id, out, sig, older, failType)
+	return o.recordFailure(ctx, id, Failure{Type: failType, Output: out, Signature: sig, Older: older,
+		Silent: isSilent(out), Tests: testRunOf(false, out.Tail, "")}, "")
 }
 
-// recordFailure records a failure of issue id whose output, or its end, is
-// out and whose signature (of all of it) is sig, and older under older rules.
-func (o *Orchestrator) recordFailure(ctx context.Context, id string, out Output, sig string, older []string, failType string) (FailReport, error) {
-	return o.recordFailureOf(ctx, id, out, sig, older, failType, failSource{Silent: isSilent(out), Tests: testRunOf(false, out.Tail, "")})
-}
-
-// recordFailureOf is recordFailure for a failure whose source is known.
-func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Output, sig string, older []string, failType string, src failSource) (FailReport, error) {
+// recordFailure records the failure f of issue id, at the current time;
+// check names the Verify check that failed, if one did.
+func (o *Orchestrator) recordFailure(ctx context.Context, id string, f Failure, check string) (FailReport, error) {
 	threshold := o.Config.AutoRetry.HaltAfterRepeats
+	sig, failType := f.Signature, f.Type
 	rep := FailReport{ID: id, Threshold: threshold, Signature: sig}
-	output := out.Tail
+	output := f.Output.Tail
 	now := o.now()
+	f.Time = now
 	err := o.updateIssue(ctx, id, func(is *issuequeue.Issue, st *issuequeue.State) (issuequeue.Change, error) {
 		u, err := ReadUsage(o.Dir, now)
 		if err != nil {
@@ -245,7 +243,7 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 		if u.Spend, err = ReadIssueLedger(o.Dir); err != nil {
 			return issuequeue.Change{}, fmt.Errorf("reading the event log: %w", err)
 		}
-		d := DecideFail(is, Failure{Type: failType, Output: out, Signature: sig, Older: older, Time: now, Silent: src.Silent, Tests: src.Tests}, o.Config, u)
+		d := DecideFail(is, f, o.Config, u)
 		rep.RepeatCount, rep.Progressed, rep.Halted, rep.Code, rep.Attempt = d.RepeatCount, d.Progressed, d.Halted, d.Code, d.Attempt
 		rep.Status = issuequeue.StatusPending
 		if d.Halted {
@@ -254,11 +252,11 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 		// The events are part of the change: the daily budgets and the
 		// repeats across issues count failures from the ledger.
 		events := []Event{{Time: now, Event: EvAttempt, IssueID: id, RunID: st.RunID, Attempt: d.Attempt, Status: "failed",
-			FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error, Silent: src.Silent, Check: src.Check,
-			FailingTests: loggedTests(src.Tests)}}
+			FailureType: failType, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Error, Silent: f.Silent, Check: check,
+			FailingTests: loggedTests(f.Tests)}}
 		if d.Halted {
 			events = append(events, Event{Time: now, Event: EvEscalated, IssueID: id, RunID: st.RunID, Reason: string(d.Code),
-				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because, Silent: src.Silent, Fingerprint: o.fingerprint(is)})
+				Code: d.Code, Signature: sig, RepeatCount: d.RepeatCount, Error: d.Because, Silent: f.Silent, Fingerprint: o.fingerprint(is)})
 		}
 		lines, err := o.log().Lines(events...)
 		if err != nil {
@@ -291,8 +289,8 @@ func (o *Orchestrator) recordFailureOf(ctx context.Context, id string, out Outpu
 // maxLoggedTests bounds the failing tests an attempt's event names.
 const maxLoggedTests = 200
 
-// loggedTests are the failing tests a verification's output named, for
-// its attempt's event; none for a failure the loop itself recorded.
+// loggedTests are the failing tests a failure's output named, for its
+// attempt's event: none where no runner's report was read, or too many.
 func loggedTests(t TestRun) []string {
 	if !t.Known || len(t.Failing) > maxLoggedTests {
 		return nil

@@ -9,13 +9,6 @@ import (
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
-// failSource is where a recorded failure came from.
-type failSource struct {
-	Check  string  // the Verify check that failed, if one did
-	Silent bool    // the failing command printed nothing
-	Tests  TestRun // what the check's output said of its tests
-}
-
 // isSilent reports whether a failing command's output holds nothing to go
 // on: nothing at all, or only blank space.
 func isSilent(out Output) bool {

@@ -107,9 +107,9 @@ func (r *Runner) verify(ctx context.Context, rep *RunReport, retried []string) (
 		}
 		sig, older := sums(sw)
 		out, _ := os.ReadFile(logPath) // all of it, as the check printed it
-		tests := testRunOf(false, out, "")
-		vr.tests[is.ID] = tests
-		fr, err := o.recordFailureOf(context.WithoutCancel(ctx), is.ID, kept.Output(), sig, older, typ, failSource{Check: chk.Name, Silent: silent, Tests: tests})
+		vr.tests[is.ID] = testRunOf(false, out, "")
+		fr, err := o.recordFailure(context.WithoutCancel(ctx), is.ID, Failure{Type: typ, Output: kept.Output(), Signature: sig, Older: older,
+			Silent: silent, Tests: vr.tests[is.ID]}, chk.Name)
 		if err != nil {
 			return vr, err
 		}
