@@ -45,6 +45,23 @@ func guardRunner(t *testing.T, edit func(dir string) error) (*fakeRunner, *signa
 	return f, stderr
 }
 
+// runStoppedByGuard runs f and fails t unless the guard stopped the run
+// after its one loop, saying want on stderr.
+func runStoppedByGuard(t *testing.T, f *fakeRunner, stderr *signalWriter, want string) {
+	t.Helper()
+	rep, err := f.Run(context.Background())
+	var se *StopError
+	if !errors.As(err, &se) || se.Code != CodeGuard {
+		t.Fatalf("run: %v (report %+v), want a stop with code %s; stderr:\n%s", err, rep, CodeGuard, stderr)
+	}
+	if f.execs != 1 {
+		t.Errorf("%d executions, want the one loop", f.execs)
+	}
+	if !strings.Contains(stderr.String(), want) {
+		t.Errorf("stderr:\n%s\nwant the guard's line %q", stderr, want)
+	}
+}
+
 // replaceIn replaces the first old after the heading of issue id (or, for
 // id "", in the whole file) by new in the file name of dir; it fails when
 // old is not there.
@@ -162,17 +179,7 @@ func TestGuardRestoresLooseningEdits(t *testing.T) {
 			if err := f.O.log().Record(Event{Time: f.now.Add(-1), Event: EvAdded, IssueID: "ISSUE-20261122-099"}); err != nil {
 				t.Fatal(err)
 			}
-			rep, err := f.Run(context.Background())
-			var se *StopError
-			if !errors.As(err, &se) || se.Code != CodeGuard {
-				t.Fatalf("run: %v (report %+v), want a stop with code %s; stderr:\n%s", err, rep, CodeGuard, stderr)
-			}
-			if f.execs != 1 {
-				t.Errorf("%d executions, want the one loop", f.execs)
-			}
-			if !strings.Contains(stderr.String(), "orchestrator: guard: "+tt.what) {
-				t.Errorf("stderr:\n%s\nwant the guard's line %q", stderr, tt.what)
-			}
+			runStoppedByGuard(t, f, stderr, "orchestrator: guard: "+tt.what)
 			if got := tt.got(t, f); got != tt.want {
 				t.Errorf("after the run: %q, want %q restored", got, tt.want)
 			}

@@ -1,10 +1,7 @@
 package orchestrator
 
 import (
-	"context"
-	"errors"
 	"os"
-	"strings"
 	"testing"
 )
 
@@ -71,17 +68,7 @@ func TestGuardRestoresStateAndStops(t *testing.T) {
 			if tt.before != nil {
 				tt.before(t, f)
 			}
-			rep, err := f.Run(context.Background())
-			var se *StopError
-			if !errors.As(err, &se) || se.Code != CodeGuard {
-				t.Fatalf("run: %v (report %+v), want a stop with code %s; stderr:\n%s", err, rep, CodeGuard, stderr)
-			}
-			if f.execs != 1 {
-				t.Errorf("%d executions, want the one loop", f.execs)
-			}
-			if !strings.Contains(stderr.String(), "orchestrator: guard: "+tt.what+"\n") {
-				t.Errorf("stderr:\n%s\nwant the guard's line %q", stderr, tt.what)
-			}
+			runStoppedByGuard(t, f, stderr, "orchestrator: guard: "+tt.what+"\n")
 			tt.check(t, f)
 		})
 	}
