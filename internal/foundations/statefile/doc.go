@@ -52,10 +52,11 @@
 //  5. Otherwise someone saved between the read and the exchange (a new
 //     file renamed over it, or an open for writing waiting on the lease):
 //     exchange the names back, so that the save goes on into the file that
-//     has the name, and start again from 1. A save that opened the new file
-//     in the instant it had the name goes on into it: that file is kept as
-//     "<name>.saved-<16 hex digits>" (SetAsideBeside finds it), never
-//     dropped.
+//     has the name, and start again from 1 (for up to 2 s of saves that
+//     overtake it; then nothing is written and the error wraps
+//     ErrChanged). A save that opened the new file in the instant it had
+//     the name goes on into it: that file is kept as "<name>.saved-<16 hex
+//     digits>" (SetAsideBeside finds it), never dropped.
 //
 // A file that is missing at step 1 although the change was computed from
 // it is waited for (Changed): an editor that renames the old file away

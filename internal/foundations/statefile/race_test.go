@@ -184,15 +184,19 @@ func TestChangeWithoutRebase(t *testing.T) {
 	})
 }
 
-// A file saved again before every attempt is given up on after
-// maxRebases rebases, writing nothing.
+// A file saved again before every attempt is given up on once
+// keepRebasing has passed, writing nothing: with a quarter of it passing at
+// each save, the change is re-applied three times.
 func TestKeepsChangingGivesUp(t *testing.T) {
 	modes(t, func(t *testing.T, h *seams) {
 		dir, path := queueFile(t)
+		now := time.Now()
+		h.now = func() time.Time { return now }
 		n := 0
 		var last []byte
 		h.beforeSwap = func() {
 			n++
+			now = now.Add(keepRebasing / 4)
 			last = []byte(fmt.Sprintf("a: %d\nb: 1\n", 100+n))
 			saveByRename(t, path, last)
 		}
@@ -200,7 +204,7 @@ func TestKeepsChangingGivesUp(t *testing.T) {
 		if _, err := h.replace(context.Background(), path, orig, next, rebaseB(&calls)); !errors.Is(err, ErrChanged) {
 			t.Fatalf("got %v, want ErrChanged", err)
 		}
-		if got, want := len(calls), maxRebases; got != want {
+		if got, want := len(calls), 3; got != want {
 			t.Errorf("rebase called %d times, want %d", got, want)
 		}
 		assertContent(t, path, last)

@@ -86,11 +86,14 @@ const (
 	// on it: where the kernel cannot say whether a save is going on, a
 	// save in place that is still writing is seen changing within it.
 	settleQuiet = 100 * time.Millisecond
-	maxRebases  = 5
-	tempMarker  = ".tmp-"
-	savedMark   = ".saved-"
-	staleAge    = time.Minute
-	newMode     = 0o644
+	// keepRebasing is how long Replace goes on re-applying a change onto
+	// saves that overtake it before it gives up: a person saving again
+	// and again is let finish, and the wait stays bounded.
+	keepRebasing = 2 * time.Second
+	tempMarker   = ".tmp-"
+	savedMark    = ".saved-"
+	staleAge     = time.Minute
+	newMode      = 0o644
 )
 
 // tempTarget reports whether name is one of Replace's temporary files,

@@ -182,6 +182,8 @@ func (h *seams) replace(ctx context.Context, path string, orig, next []byte, reb
 
 	var kept []string
 	base, want := orig, next
+	start := h.timeNow()
+	more := func() bool { return h.timeNow().Sub(start) < keepRebasing }
 	for i := 0; ; i++ {
 		if h.beforeRead != nil {
 			h.beforeRead()
@@ -204,15 +206,15 @@ func (h *seams) replace(ctx context.Context, path string, orig, next []byte, reb
 				cur.close()
 				return kept, &EmptyFileError{File: path}
 			}
-			if i < maxRebases && Changed(ctx, path, cur.data, settleQuiet) {
+			if more() && Changed(ctx, path, cur.data, settleQuiet) {
 				cur.close()
 				continue
 			}
 		}
 		if changed {
 			switch {
-			case i > maxRebases:
-				err = fmt.Errorf("%s changed %d times while being written: %w", path, i, ErrChanged)
+			case !more():
+				err = fmt.Errorf("%s changed %d times in %s while being written: %w", path, i, keepRebasing, ErrChanged)
 			case cur == nil && Changed(ctx, path, nil, WriterWait):
 				continue // renamed away in the middle of a save: read the new file
 			case cur == nil:

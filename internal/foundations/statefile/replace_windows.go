@@ -79,7 +79,7 @@ func Replace(_ context.Context, path string, orig, next []byte, rebase func(curr
 
 func replaceWindows(path string, orig, next []byte, rebase func(current []byte) ([]byte, error)) error {
 	dir, name := splitPath(path)
-	for range maxRebases {
+	for start := time.Now(); time.Since(start) < keepRebasing; {
 		cur, err := ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			return fmt.Errorf("%s: %w", path, ErrChanged)
