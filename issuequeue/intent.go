@@ -344,13 +344,20 @@ func (s *Store) recoverIntent(ctx context.Context) error {
 // completed returns what the files hold once a change a killed command left
 // half done is completed, in memory only: for commands that only read.
 // files maps each path to what it holds now (nil: missing); it is changed
-// in place.
+// in place. The queue, which decides what became of moved issues, is read
+// if files lacks it and a change is half done.
 func (p Paths) completed(files map[string][]byte) error {
 	in, err := p.readIntent()
 	if in == nil || err != nil {
 		return err
 	}
-	for _, r := range p.repairs(in, files[p.Queue()]) {
+	queue, ok := files[p.Queue()]
+	if !ok {
+		if queue, err = readOptional(p.Queue()); err != nil {
+			return err
+		}
+	}
+	for _, r := range p.repairs(in, queue) {
 		cur, ok := files[r.path]
 		if !ok {
 			if cur, err = readOptional(r.path); err != nil {

@@ -259,6 +259,30 @@ func TestReadersCompleteInMemory(t *testing.T) {
 	}
 }
 
+// TestReadersCompleteAnArchiveInMemory proves: LoadArchive reads an
+// interrupted move as it will be completed, which depends on the queue
+// (read only when a change is half done): the issue archived while a
+// person has edited its copy in the queue since is not in the archive.
+func TestReadersCompleteAnArchiveInMemory(t *testing.T) {
+	s := newIntentStore(t)
+	interrupted(t, s, moveResolved)
+	if a, err := s.LoadArchive(); err != nil || a == nil || a.Issue("ISSUE-20261122-002") == nil {
+		t.Fatalf("LoadArchive after the interrupted move: %v, %v; want the issue archived", a, err)
+	}
+	write(t, s.Queue(), strings.Replace(read(t, s.Queue()), "Flaky test", "Flaky test: it failed again", 1))
+	before := snapshotDir(t, s.Dir)
+	a, err := s.LoadArchive()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != nil && a.Issue("ISSUE-20261122-002") != nil {
+		t.Errorf("LoadArchive keeps the older copy that completing the move takes out:\n%s", a.Source())
+	}
+	if after := snapshotDir(t, s.Dir); after != before {
+		t.Errorf("LoadArchive changed the directory:\nbefore %s\nafter  %s", before, after)
+	}
+}
+
 // snapshotDir describes every file of dir: name, size and content.
 func snapshotDir(t *testing.T, dir string) string {
 	t.Helper()

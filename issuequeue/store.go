@@ -166,7 +166,7 @@ func (p Paths) Load() (*Queue, *State, error) {
 // LoadArchive reads and parses the archive as its history (see
 // ParseArchive), after Load: nil if there is none.
 func (p Paths) LoadArchive() (*Queue, error) {
-	files, err := p.readAll(p.Queue(), p.Archive())
+	files, err := p.readAll(p.Archive())
 	if err != nil {
 		return nil, fmt.Errorf("reading the archive: %w", err)
 	}
