@@ -19,8 +19,10 @@ import (
 // written: the rename would not write through the link, but it would
 // silently cut it, and the same links are refused by every other write.
 func WriteAtomic(path string, write func(io.Writer) error) error {
-	if err := generatedFileSafe(path); err != nil {
-		return err
+	if fi, err := os.Lstat(path); err == nil { // missing: the write reports any problem
+		if err := checkFile(path, fi); err != nil {
+			return err
+		}
 	}
 	dir := filepath.Dir(path)
 	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
@@ -50,14 +52,4 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 		d.Close()
 	}
 	return nil
-}
-
-// generatedFileSafe checks that path, if it exists, is a regular file with
-// one link.
-func generatedFileSafe(path string) error {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return nil // missing, or the write reports the problem
-	}
-	return checkFile(path, fi)
 }

@@ -7,9 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// errWriting reports a file that a process has open for writing.
-var errWriting = errors.New("open for writing")
-
 // takeLease takes a read lease on f, open for reading only: the kernel
 // grants it only while no process has the file open for writing, and an
 // open for writing while it is held waits until it is given up (closing f

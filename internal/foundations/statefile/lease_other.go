@@ -10,10 +10,7 @@ import (
 // Only Linux has leases (see lease_linux.go): elsewhere a read is never
 // vouched whole, and Replace compares content instead.
 
-var (
-	errWriting = errors.New("open for writing")
-	errNoLease = errors.New("leases are not supported on this system")
-)
+var errNoLease = errors.New("leases are not supported on this system")
 
 func takeLease(*os.File) error  { return errNoLease }
 func leaseBroken(*os.File) bool { return false }

@@ -188,9 +188,6 @@ func (l *Lock) wait(ctx context.Context, wait time.Duration) error {
 	return err
 }
 
-// Owner returns what the holder recorded in the lock file.
-func (l *Lock) Owner() Owner { return l.owner }
-
 // Unlock blanks the owner line and releases the lock. Calling it again does
 // nothing.
 func (l *Lock) Unlock() error {

@@ -14,23 +14,28 @@ import (
 // so a link planted in the state directory must not make it write to a
 // file elsewhere. The refusal is an *UnsafeFileError.
 func OpenNoLink(path string, flag int, perm os.FileMode) (*os.File, error) {
+	f, _, err := openNoLink(path, flag, perm)
+	return f, err
+}
+
+// openNoLink is OpenNoLink that also returns the opened file's Stat.
+func openNoLink(path string, flag int, perm os.FileMode) (*os.File, os.FileInfo, error) {
 	f, err := os.OpenFile(path, flag|syscall.O_NOFOLLOW, perm)
 	if errors.Is(err, syscall.ELOOP) {
-		return nil, &UnsafeFileError{Path: path, Reason: reasonSymlink}
+		return nil, nil, &UnsafeFileError{Path: path, Reason: reasonSymlink}
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fi, err := f.Stat()
+	if err == nil {
+		err = checkFile(path, fi)
+	}
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	if err := checkFile(path, fi); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return f, fi, nil
 }
 
 // hardLinks returns the number of hard links of the file fi describes.

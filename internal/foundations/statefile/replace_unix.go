@@ -17,8 +17,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// errUnsupported is returned by swap when the file system cannot exchange.
-var errUnsupported = errors.New("not supported by the file system")
+var (
+	// errUnsupported is returned by swap when the file system cannot exchange.
+	errUnsupported = errors.New("not supported by the file system")
+	// errWriting is returned by takeLease for a file open for writing.
+	errWriting = errors.New("open for writing")
+)
 
 // Read returns the content of the state file at path, and whether the
 // kernel vouched that no process had it open for writing while it was read
@@ -332,7 +336,7 @@ func (r *replacer) swapIn(cur *held, base, want []byte) (done bool, saved string
 	}
 	// tmp names the new file again. A save that opened it while it had the
 	// name goes on into it: it is kept, not dropped.
-	if ours.written(tmpPath, want) {
+	if !ours.intact(tmpPath, want) {
 		return false, r.keep(tmp), nil
 	}
 	return false, "", os.Remove(tmpPath)
@@ -342,25 +346,18 @@ func (r *replacer) swapIn(cur *held, base, want []byte) (done bool, saved string
 // process wrote to it since it was read: it held base, and it still does.
 func (r *replacer) untouched(tmpPath string, cur *held, base []byte) bool {
 	fi, err := os.Lstat(tmpPath)
-	if err != nil || !os.SameFile(fi, cur.fi) {
-		return false
-	}
-	if cur.leased {
-		return !cur.broken()
-	}
-	same, _, err := compareFile(tmpPath, base)
-	return err == nil && same
+	return err == nil && os.SameFile(fi, cur.fi) && cur.intact(tmpPath, base)
 }
 
-// written reports whether someone wrote to the new file, now at tmpPath,
-// while it had the name: its lease broke, or, without one, it no longer
-// holds want.
-func (h *held) written(tmpPath string, want []byte) bool {
+// intact reports whether nobody wrote to h's file, now at path, since it
+// was opened: its lease did not break, or, without one, it still holds
+// data.
+func (h *held) intact(path string, data []byte) bool {
 	if h.leased {
-		return h.broken()
+		return !h.broken()
 	}
-	same, _, err := compareFile(tmpPath, want)
-	return err != nil || !same
+	same, _, err := compareFile(path, data)
+	return err == nil && same
 }
 
 // writeTemp writes data to a new temporary file beside the target, synced,
@@ -457,21 +454,7 @@ func openSafe(path string) (*os.File, os.FileInfo, error) {
 	if err := checkFile(path, fi); err != nil {
 		return nil, nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
-	if errors.Is(err, syscall.ELOOP) {
-		return nil, nil, &UnsafeFileError{Path: path, Reason: reasonSymlink}
-	}
-	if err != nil {
-		return nil, nil, err
-	}
-	if fi, err = f.Stat(); err == nil {
-		err = checkFile(path, fi)
-	}
-	if err != nil {
-		f.Close()
-		return nil, nil, err
-	}
-	return f, fi, nil
+	return openNoLink(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 }
 
 // compareFile reports whether the file at path holds exactly base, and if

@@ -28,7 +28,7 @@ func Read(_ context.Context, path string, _ time.Duration) ([]byte, bool, error)
 
 // ReadFile is Read without waiting, for commands that only read.
 func ReadFile(path string) ([]byte, error) {
-	if err := safeWindows(path); err != nil {
+	if err := Check(path); err != nil {
 		return nil, err
 	}
 	b, err := os.ReadFile(path)
@@ -40,9 +40,7 @@ func ReadFile(path string) ([]byte, error) {
 
 // Check refuses the file at path as ReadFile and Replace refuse it,
 // without reading it.
-func Check(path string) error { return safeWindows(path) }
-
-func safeWindows(path string) error {
+func Check(path string) error {
 	fi, err := os.Lstat(path)
 	if err != nil {
 		return err
@@ -74,45 +72,41 @@ func WriteNew(path string, data []byte) error {
 // content to re-apply the change; without rebase, or if the file keeps
 // changing, nothing is written and the error wraps ErrChanged.
 func Replace(_ context.Context, path string, orig, next []byte, rebase func(current []byte) ([]byte, error)) ([]string, error) {
-	return nil, replaceWindows(path, orig, next, rebase)
-}
-
-func replaceWindows(path string, orig, next []byte, rebase func(current []byte) ([]byte, error)) error {
 	dir, name := splitPath(path)
 	for start := time.Now(); time.Since(start) < keepRebasing; {
 		cur, err := ReadFile(path)
 		if errors.Is(err, fs.ErrNotExist) {
-			return fmt.Errorf("%s: %w", path, ErrChanged)
+			return nil, fmt.Errorf("%s: %w", path, ErrChanged)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if !bytes.Equal(cur, orig) {
 			if rebase == nil {
-				return fmt.Errorf("%s: %w", path, ErrChanged)
+				return nil, fmt.Errorf("%s: %w", path, ErrChanged)
 			}
 			if next, err = rebase(cur); err != nil {
-				return err
+				return nil, err
 			}
 			orig = cur
 		}
 		tmp := filepath.Join(dir, "."+name+tempMarker+randomHex())
 		if err := WriteNew(tmp, next); err != nil {
-			return err
+			return nil, err
 		}
 		again, err := ReadFile(path)
 		if err != nil || !bytes.Equal(again, orig) {
 			os.Remove(tmp)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			continue // changed while the temporary file was written
 		}
 		if err := os.Rename(tmp, path); err != nil {
 			os.Remove(tmp)
-			return err
+			return nil, err
 		}
-		return nil
+		return nil, nil
 	}
-	return fmt.Errorf("%s: kept changing: %w", path, ErrChanged)
+	return nil, fmt.Errorf("%s: kept changing: %w", path, ErrChanged)
 }
