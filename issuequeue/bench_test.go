@@ -104,7 +104,7 @@ func BenchmarkApplyQueue10k(b *testing.B) {
 	for b.Loop() {
 		q := ParseQueue("issue_queue.md", src)
 		if _, err := q.Apply(SetField(q.Issues[5000].ID, FieldStatus, StatusInProgress),
-			SetSectionFenced(q.Issues[9000].ID, SectionFailureDetails, "boom")); err != nil {
+			setSectionFenced(q.Issues[9000].ID, SectionFailureDetails, "boom")); err != nil {
 			b.Fatal(err)
 		}
 	}

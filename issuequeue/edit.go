@@ -44,12 +44,6 @@ func SetSection(key, section, text string) Edit {
 	return Edit{kind: editSection, key: key, name: section, value: text, fenced: needsFence(text)}
 }
 
-// SetSectionFenced is SetSection that always fences the text, for command
-// output and other text that must be kept verbatim.
-func SetSectionFenced(key, section, text string) Edit {
-	return Edit{kind: editSection, key: key, name: section, value: text, fenced: true}
-}
-
 // SetSectionMarkdown replaces the body of a subsection with markdown the
 // caller has made safe (for example with Fence).
 func SetSectionMarkdown(key, section, markdown string) Edit {
@@ -104,10 +98,10 @@ type splice struct {
 	seq        int
 }
 
-// apply returns the source with the edits spliced in. newRecord, if not
-// nil, supplies the heading for a record that a field edit names but the
-// file lacks (session state sections are created that way).
-func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]byte, error) {
+// apply returns the source with the edits spliced in. With newRecords, a
+// field edit of a record the file lacks adds it at the end as a level-2
+// heading with a field table (session state sections are created that way).
+func (d *doc) apply(edits []Edit, newRecords bool) ([]byte, error) {
 	var sp []splice
 	add := func(start, end int, text string) {
 		sp = append(sp, splice{start, end, strings.ReplaceAll(text, "\n", d.nl), len(sp)})
@@ -135,17 +129,13 @@ func (d *doc) apply(edits []Edit, newRecord func(key string) (string, bool)) ([]
 			return nil, d.quarantinedError(r)
 		}
 		if !ok {
-			head, ok := "", false
-			if newRecord != nil && e.kind == editField {
-				head, ok = newRecord(e.key)
-			}
-			if !ok {
+			if !newRecords || e.kind != editField {
 				return nil, &NotFoundError{File: d.name, Key: e.key}
 			}
 			b := newRecs[e.key]
 			if b == nil {
 				b = &strings.Builder{}
-				b.WriteString(head + "\n\n| Field | Value |\n|-------|-------|\n")
+				b.WriteString("## " + e.key + "\n\n| Field | Value |\n|-------|-------|\n")
 				newRecs[e.key] = b
 				newOrder = append(newOrder, e.key)
 			}

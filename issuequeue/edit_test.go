@@ -223,7 +223,7 @@ func splitArgs(line string, files map[string][]byte) ([]string, error) {
 //	set ID FIELD VALUE          SetField
 //	state SECTION FIELD VALUE   SetField on a session state section
 //	section ID NAME TEXT        SetSection
-//	fenced ID NAME TEXT         SetSectionFenced
+//	fenced ID NAME TEXT         setSectionFenced
 //	markdown ID NAME TEXT       SetSectionMarkdown
 //	row ID NAME H1|H2 C1|C2     AppendRow (\| is a pipe in a cell)
 //	append ID TEXT              AppendIssue
@@ -243,7 +243,7 @@ func parseEdit(a []string) (Edit, error) {
 	case "section":
 		return SetSection(a[1], a[2], a[3]), nil
 	case "fenced":
-		return SetSectionFenced(a[1], a[2], a[3]), nil
+		return setSectionFenced(a[1], a[2], a[3]), nil
 	case "markdown":
 		return SetSectionMarkdown(a[1], a[2], a[3]), nil
 	case "row":

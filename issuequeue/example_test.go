@@ -61,7 +61,7 @@ func ExampleQueue_Apply() {
 	out, err := q.Apply(
 		issuequeue.SetField("ISSUE-20261122-001", issuequeue.FieldStatus, issuequeue.StatusInProgress),
 		issuequeue.SetField("ISSUE-20261122-001", issuequeue.FieldCategory, "api | db"),
-		issuequeue.SetSectionFenced("ISSUE-20261122-001", issuequeue.SectionFailureDetails, "## ISSUE-20261122-002\n```"),
+		issuequeue.SetSectionMarkdown("ISSUE-20261122-001", issuequeue.SectionFailureDetails, issuequeue.Fence("## ISSUE-20261122-002\n```")),
 	)
 	if err != nil {
 		fmt.Println(err)

@@ -73,9 +73,10 @@ func (d *doc) quarantinedError(r *record) error {
 	return &QuarantinedError{File: d.name, Key: r.key, Findings: r.errs}
 }
 
-func (d *doc) validationError() error {
-	if e := d.errs(); len(e) > 0 {
-		return &ValidationError{File: d.name, Findings: e}
+// validationError returns a *ValidationError of the errors of file, if any.
+func validationError(file string, errs []Finding) error {
+	if len(errs) > 0 {
+		return &ValidationError{File: file, Findings: errs}
 	}
 	return nil
 }

@@ -217,7 +217,7 @@ func FuzzSectionText(f *testing.F) {
 		name := sections[(pick/2)%uint(len(sections))]
 		e := SetSection(is.ID, name, text)
 		if fenced {
-			e = SetSectionFenced(is.ID, name, text)
+			e = setSectionFenced(is.ID, name, text)
 		}
 		out, err := q.Apply(e)
 		if err != nil {

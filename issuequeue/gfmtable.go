@@ -7,7 +7,6 @@ import (
 	extast "github.com/yuin/goldmark/extension/ast"
 	"github.com/yuin/goldmark/parser"
 	"github.com/yuin/goldmark/text"
-	"github.com/yuin/goldmark/util"
 )
 
 // tableTransformer turns a paragraph into a GFM table exactly where
@@ -114,74 +113,32 @@ func tableRow(segment text.Segment, alignments []extast.Alignment, isHeader bool
 }
 
 // tableDelimiter reads a delimiter row (|:--|--:|:-:|---|) into the
-// columns' alignments; nil if line is not one.
+// columns' alignments; nil if line is not one. Which lines are, it asks
+// delimiterColumns, which reads them as goldmark does: line is read with
+// its newline, if any, so a line of dashes alone is one only before
+// another line (hence last is true).
 func tableDelimiter(line []byte) []extast.Alignment {
-	if !isTableDelimiter(line) {
+	n, ok := delimiterColumns(line, true)
+	if !ok {
 		return nil
 	}
-	cols := bytes.Split(line, []byte{'|'})
-	if util.IsBlank(cols[0]) {
-		cols = cols[1:]
-	}
-	if len(cols) > 0 && util.IsBlank(cols[len(cols)-1]) {
-		cols = cols[:len(cols)-1]
-	}
-	var alignments []extast.Alignment
-	for _, col := range cols {
-		a, ok := delimiterAlignment(col)
-		if !ok {
-			return nil
+	alignments := make([]extast.Alignment, 0, n)
+	for col := range bytes.SplitSeq(line, []byte{'|'}) {
+		// A cell is space, an optional colon, dashes, an optional colon,
+		// space; the blank cells outside the outer pipes are none.
+		if col = bytes.Trim(col, " \t\r\n"); len(col) == 0 {
+			continue
 		}
-		alignments = append(alignments, a)
+		switch left, right := col[0] == ':', col[len(col)-1] == ':'; {
+		case left && right:
+			alignments = append(alignments, extast.AlignCenter)
+		case left:
+			alignments = append(alignments, extast.AlignLeft)
+		case right:
+			alignments = append(alignments, extast.AlignRight)
+		default:
+			alignments = append(alignments, extast.AlignNone)
+		}
 	}
 	return alignments
-}
-
-// isTableDelimiter reports whether line, indented at most three columns,
-// has only spaces, dashes, pipes and colons, and not only dashes.
-func isTableDelimiter(line []byte) bool {
-	if w, _ := util.IndentWidth(line, 0); w > 3 {
-		return false
-	}
-	allDashes := true
-	for _, b := range line {
-		if b != '-' {
-			allDashes = false
-		}
-		if !(util.IsSpace(b) || b == '-' || b == '|' || b == ':') {
-			return false
-		}
-	}
-	return !allDashes
-}
-
-// delimiterAlignment reads one cell of a delimiter row: space, an optional
-// colon, one or more dashes, an optional colon, space.
-func delimiterAlignment(col []byte) (extast.Alignment, bool) {
-	for len(col) > 0 && util.IsSpace(col[0]) {
-		col = col[1:]
-	}
-	for len(col) > 0 && util.IsSpace(col[len(col)-1]) {
-		col = col[:len(col)-1]
-	}
-	left := len(col) > 0 && col[0] == ':'
-	if left {
-		col = col[1:]
-	}
-	right := len(col) > 0 && col[len(col)-1] == ':'
-	if right {
-		col = col[:len(col)-1]
-	}
-	if len(col) == 0 || len(bytes.Trim(col, "-")) > 0 {
-		return extast.AlignNone, false
-	}
-	switch {
-	case left && right:
-		return extast.AlignCenter, true
-	case left:
-		return extast.AlignLeft, true
-	case right:
-		return extast.AlignRight, true
-	}
-	return extast.AlignNone, true
 }

@@ -39,11 +39,6 @@ type budgetReader struct {
 	spentLine     int // the line (of the scan) where the budget ran out
 }
 
-func (s *scan) newBudgetReader(from, to int) *budgetReader {
-	base := s.src[s.lineStart(from):s.lines[to]]
-	return &budgetReader{Reader: text.NewReader(base), s: s, from: from, to: to, left: workBase + workPerByte*len(base)}
-}
-
 // charge counts one call on the current line; once the budget is spent, the
 // reader is moved to the end of its input.
 func (r *budgetReader) charge() {
@@ -124,9 +119,6 @@ func (r *budgetReader) SkipBlankLines() (text.Segment, int, bool) {
 	return r.Reader.SkipBlankLines()
 }
 
-// used returns the work charged to this reader.
-func (r *budgetReader) used() int { return r.charged }
-
 // maxDefsParagraph is the longest paragraph starting with "[" that the
 // scanner reads for link reference definitions before a setext underline,
 // and maxDefsFile how much of such paragraphs it reads in a file: goldmark
@@ -201,17 +193,18 @@ func (s *scan) blockParse(from, to int, used *int) (doc ast.Node, base []byte, c
 	if s.md == nil {
 		s.md = newBlockParser()
 	}
-	r := s.newBudgetReader(from, to)
+	base = s.src[s.lineStart(from):s.lines[to]]
+	r := &budgetReader{Reader: text.NewReader(base), s: s, from: from, to: to, left: workBase + workPerByte*len(base)}
 	if used != nil {
 		r.left -= *used
-		defer func() { *used += r.used() }()
+		defer func() { *used += r.charged }()
 	}
 	doc = s.md.Parse(r)
-	s.work += r.used()
+	s.work += r.charged
 	if r.spent {
 		s.spentLine = r.spentLine
 	}
-	return doc, r.Source(), !r.spent
+	return doc, base, !r.spent
 }
 
 // surelyOutside returns the first line after a that no list or block quote

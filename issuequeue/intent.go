@@ -4,9 +4,9 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"io/fs"
 	"os"
@@ -76,7 +76,10 @@ func AppendLog(lines ...LogLine) error {
 		text[l.Path] = append(text[l.Path], l.Line...)
 	}
 	for _, path := range paths {
-		f, err := openLog(path)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return err
+		}
+		f, err := statefile.OpenNoLink(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 		if err != nil {
 			return err
 		}
@@ -89,15 +92,6 @@ func AppendLog(lines ...LogLine) error {
 		}
 	}
 	return nil
-}
-
-// openLog opens the log at path for appending, creating it and its
-// directory if needed, never through a link.
-func openLog(path string) (*os.File, error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return nil, err
-	}
-	return statefile.OpenNoLink(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 }
 
 // recoverLog appends the lines a killed change did not: those missing
@@ -158,11 +152,6 @@ func decodeEdits(in []jsonEdit) []Edit {
 		out[i] = Edit{kind: e.Kind, key: e.Key, name: e.Name, value: e.Value, fenced: e.Fenced, cells: e.Cells, header: e.Header, rows: e.Rows}
 	}
 	return out
-}
-
-func sum(b []byte) string {
-	h := sha256.Sum256(b)
-	return hex.EncodeToString(h[:])
 }
 
 // excerpt returns the records of d that edits change, as a file of their
@@ -299,7 +288,7 @@ func (p Paths) fileFix(f intentFile) func([]byte) ([]byte, error) {
 	}
 	return func(cur []byte) ([]byte, error) {
 		switch {
-		case cur != nil && f.After != "" && sum(cur) == f.After:
+		case cur != nil && f.After != "" && fmt.Sprintf("%x", sha256.Sum256(cur)) == f.After:
 			return nil, nil // written before the kill
 		case cur == nil && f.Name != StateFile:
 			return nil, nil // removed since: nothing to complete
@@ -389,7 +378,7 @@ func notApplied(cur *Queue, edits []Edit) []Edit {
 			}
 		case editRow:
 			if is := cur.Issue(e.key); is != nil {
-				if _, rows, ok := is.Table(e.name); ok && slices.ContainsFunc(rows, func(r []string) bool { return sameRow(r, e.cells) }) {
+				if _, rows, ok := is.Table(e.name); ok && slices.ContainsFunc(rows, func(r []string) bool { return slices.EqualFunc(r, e.cells, sameCell) }) {
 					continue
 				}
 			}
@@ -399,17 +388,7 @@ func notApplied(cur *Queue, edits []Edit) []Edit {
 	return out
 }
 
-func sameRow(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if strings.TrimSpace(a[i]) != strings.TrimSpace(b[i]) {
-			return false
-		}
-	}
-	return true
-}
+func sameCell(a, b string) bool { return strings.TrimSpace(a) == strings.TrimSpace(b) }
 
 // archiveFix returns the fix that makes the archive hold each issue of
 // put as its block says and drops the copy of each issue of take that is

@@ -83,7 +83,7 @@ func write(t *testing.T, path, text string) {
 // mustRecover completes what an interrupted update of s left.
 func mustRecover(t *testing.T, s *Store) {
 	t.Helper()
-	if err := s.Recover(context.Background()); err != nil {
+	if err := s.recoverNow(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -221,7 +221,7 @@ func TestIntentAroundAQuarantinedIssue(t *testing.T) {
 	interrupted(t, s, retryChange)
 	hand := strings.Replace(read(t, s.Queue()), "| Retry-Count | 3 |", "| Retry-Count | three |", 1)
 	write(t, s.Queue(), hand)
-	if err := s.Recover(context.Background()); err != nil {
+	if err := s.recoverNow(context.Background()); err != nil {
 		t.Fatalf("recovery around a quarantined issue: %v", err)
 	}
 	if got := read(t, s.Queue()); got != hand {

@@ -281,7 +281,7 @@ func (q *Queue) fencedByTool(line int, oneFence map[int]bool) bool {
 		one, ok := oneFence[sb.start]
 		if !ok {
 			body := strings.Trim(strings.ReplaceAll(string(q.d.src[sb.body:sb.end]), "\r\n", "\n"), "\n \t")
-			one = unfence(body) != body
+			one = Unfence(body) != body
 			oneFence[sb.start] = one
 		}
 		return one
@@ -295,12 +295,7 @@ func (q *Queue) Findings() []Finding { return q.d.findings }
 // Err returns a *ValidationError if the file as a whole has error-level
 // findings (its structure cannot be read safely), which no command may
 // change. The errors of a single issue quarantine that issue instead.
-func (q *Queue) Err() error {
-	if len(q.fileErrs) > 0 {
-		return &ValidationError{File: q.d.name, Findings: q.fileErrs}
-	}
-	return nil
-}
+func (q *Queue) Err() error { return validationError(q.d.name, q.fileErrs) }
 
 // Source returns the bytes the queue was parsed from.
 func (q *Queue) Source() []byte { return q.d.src }

@@ -1,7 +1,7 @@
 package issuequeue
 
 // Apply returns the queue's source with the edits applied.
-func (q *Queue) Apply(edits ...Edit) ([]byte, error) { return q.d.apply(edits, nil) }
+func (q *Queue) Apply(edits ...Edit) ([]byte, error) { return q.d.apply(edits, false) }
 
 // Rebase re-applies edits, computed against q, to current: the file's
 // content now, which a person or agent changed after q was read. It fails
@@ -43,8 +43,8 @@ func rebaseCheck(old, cur *doc, edits []Edit) error {
 			// A field or section they changed conflicts unless they
 			// changed it to what the edit writes.
 			read, want := (*doc).field, e.value
-			if e.kind == editSection {
-				read, want = (*doc).sectionText, sectionTextOf(e)
+			if e.kind == editSection { // what sectionText reads back once e is applied
+				read, want = (*doc).sectionText, Unfence(sectionBody(e.value, e.fenced))
 			}
 			ov, ook := read(old, or, e.name)
 			cv, cok := read(cur, cr, e.name)
@@ -58,11 +58,6 @@ func rebaseCheck(old, cur *doc, edits []Edit) error {
 		}
 	}
 	return nil
-}
-
-// sectionTextOf is what sectionText would read back after e is applied.
-func sectionTextOf(e Edit) string {
-	return unfence(sectionBody(e.value, e.fenced))
 }
 
 // dropRemoved drops removals of records that are already gone.

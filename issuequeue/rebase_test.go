@@ -39,7 +39,7 @@ func TestRebase(t *testing.T) {
 		{
 			name:   "lines added above shift nothing",
 			theirs: strings.Replace(orig, "# Issue Queue\n", "# Issue Queue\n\nA note a person added.\n", 1),
-			edits:  []Edit{SetField(id2, FieldStatus, StatusSkipped), SetSectionFenced(id1, SectionFailureDetails, "new output")},
+			edits:  []Edit{SetField(id2, FieldStatus, StatusSkipped), setSectionFenced(id1, SectionFailureDetails, "new output")},
 			want: edit(edit(strings.Replace(orig, "# Issue Queue\n", "# Issue Queue\n\nA note a person added.\n", 1),
 				id2, "| Status | pending |", "| Status | skipped |"),
 				id1, "src/index.ts:42:17 - error TS2339: Property 'listen' does not exist on type 'Config'.", "new output"),
@@ -65,7 +65,7 @@ func TestRebase(t *testing.T) {
 		{
 			name:     "section changed by them",
 			theirs:   edit(orig, id1, "Property 'listen'", "Property 'close'"),
-			edits:    []Edit{SetSectionFenced(id1, SectionFailureDetails, "our output")},
+			edits:    []Edit{setSectionFenced(id1, SectionFailureDetails, "our output")},
 			conflict: &ConflictError{File: "issue_queue.md", Key: id1, Name: SectionFailureDetails},
 		},
 		{

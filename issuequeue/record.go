@@ -118,18 +118,12 @@ func (d *doc) finding(line, col int, warning bool, format string, args ...any) F
 	return Finding{File: d.name, Line: line + 1, Col: col, Msg: fmt.Sprintf(format, args...), Warning: warning}
 }
 
-// buildRecord fills in a record's extent and subsections from the headings
-// after headings[hi]. A heading marked in stops (if not nil) ends the
-// record whatever its level.
-func (d *doc) buildRecord(key string, hi int, stops []bool) *record {
-	r := &record{}
-	d.fillRecord(r, key, hi, stops, nil)
-	return r
-}
-
-// fillRecord is buildRecord into r, with the subsections appended to subs
-// (the record's are a part of it, with no room to grow into the next
-// record's), which is returned: a queue's records share one array.
+// fillRecord fills in r, the record of headings[hi] under key, its extent
+// and subsections from the headings after it. A heading marked in stops
+// (if not nil) ends the record whatever its level. The subsections are
+// appended to subs (the record's are a part of it, with no room to grow
+// into the next record's), which is returned: a queue's records share one
+// array.
 func (d *doc) fillRecord(r *record, key string, hi int, stops []bool, subs []sub) []sub {
 	hs := d.s.headings
 	h := hs[hi]
@@ -169,15 +163,6 @@ func (d *doc) addRecord(r *record) {
 	}
 }
 
-// introEnd is the line where the record's field table must have started:
-// its first subsection, or its end.
-func (r *record) introEnd() int {
-	if len(r.subs) > 0 {
-		return r.subs[0].line
-	}
-	return r.endLine
-}
-
 // parseTables finds each record's field table, in parallel:
 // the tables are what must be parsed, and the rest of the file is not.
 func (d *doc) parseTables(check func(i int, buf *tableBuf)) {
@@ -195,7 +180,10 @@ func (d *doc) parseTables(check func(i int, buf *tableBuf)) {
 			pi++
 		}
 		r.paras = [2]int{pi, pi}
-		intro := r.introEnd()
+		intro := r.endLine // where the field table must have started: the first subsection, or the end
+		if len(r.subs) > 0 {
+			intro = r.subs[0].line
+		}
 		for r.paras[1] < len(paras) && paras[r.paras[1]].line < intro {
 			r.paras[1]++
 		}
@@ -479,11 +467,12 @@ func (d *doc) sectionText(r *record, name string) (string, bool) {
 		return "", false
 	}
 	body := d.src[sb.body:sb.end]
-	return unfence(strings.Trim(strings.ReplaceAll(string(body), "\r\n", "\n"), "\n \t")), true
+	return Unfence(strings.Trim(strings.ReplaceAll(string(body), "\r\n", "\n"), "\n \t")), true
 }
 
-// unfence returns the content of text if text is exactly one fenced code block.
-func unfence(text string) string {
+// Unfence returns the content of text if it is exactly one fenced code
+// block, else text unchanged.
+func Unfence(text string) string {
 	lines := strings.Split(text, "\n")
 	if len(lines) < 2 {
 		return text

@@ -85,7 +85,8 @@ func ParseState(name string, src []byte) *State {
 			}
 			continue
 		}
-		r := d.buildRecord(h.title, hi, nil)
+		r := &record{}
+		d.fillRecord(r, h.title, hi, nil, nil)
 		r.foreign = !owned
 		d.addRecord(r)
 	}
@@ -169,7 +170,7 @@ func (st *State) load() {
 func (st *State) Findings() []Finding { return st.d.findings }
 
 // Err returns a *ValidationError if the state has error-level findings.
-func (st *State) Err() error { return st.d.validationError() }
+func (st *State) Err() error { return validationError(st.d.name, st.d.errs()) }
 
 // Source returns the bytes the state was parsed from.
 func (st *State) Source() []byte { return st.d.src }
@@ -185,7 +186,7 @@ func (st *State) Field(section, field string) (string, bool) {
 
 // Apply returns the state's source with the edits applied; a field of a
 // missing section adds the section at the end of the file.
-func (st *State) Apply(edits ...Edit) ([]byte, error) { return st.d.apply(edits, newSection) }
+func (st *State) Apply(edits ...Edit) ([]byte, error) { return st.d.apply(edits, true) }
 
 // Rebase is Queue.Rebase for the session state.
 func (st *State) Rebase(current []byte, edits ...Edit) ([]byte, error) {
@@ -198,8 +199,6 @@ func (st *State) Rebase(current []byte, edits ...Edit) ([]byte, error) {
 	}
 	return cur.Apply(edits...)
 }
-
-func newSection(key string) (string, bool) { return "## " + key, true }
 
 // FormatTime writes a time field: RFC 3339 in UTC, or null for the zero time.
 func FormatTime(t time.Time) string {

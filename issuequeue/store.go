@@ -355,13 +355,6 @@ func (s *Store) Update(ctx context.Context, fn func(q *Queue, st *State) (Change
 	})
 }
 
-// Recover takes the write lock and completes a change that a command
-// killed between two writes left half done (see IntentFile). Every Update
-// does so first.
-func (s *Store) Recover(ctx context.Context) error {
-	return s.locked(ctx, func() error { return nil })
-}
-
 // locked takes the write lock, completes a change a killed command left
 // half done, and calls fn.
 func (s *Store) locked(ctx context.Context, fn func() error) error {
@@ -624,10 +617,6 @@ func (s *Store) report(path string, kept []string) {
 		}
 	}
 }
-
-// Unfence returns the content of text if it is exactly one fenced code
-// block, else text unchanged.
-func Unfence(text string) string { return unfence(text) }
 
 // IssueSource returns the bytes of an issue, heading to the start of the
 // next heading of its level or higher, or nil.

@@ -202,11 +202,11 @@ func TestRecoveryHeldUpSaysWhatItIs(t *testing.T) {
 	s := newIntentStore(t)
 	interrupted(t, s, retryChange)
 	holder := openForWriting(t, s.State())
-	err := s.Recover(t.Context())
+	err := s.recoverNow(t.Context())
 	var re *RecoveryError
 	var se *statefile.WritingError
 	if !errors.As(err, &re) || !errors.As(err, &se) {
-		t.Fatalf("Recover: %v, want a *RecoveryError of a *statefile.WritingError", err)
+		t.Fatalf("recoverNow: %v, want a *RecoveryError of a *statefile.WritingError", err)
 	}
 	if strings.Contains(err.Error(), "nothing was written") {
 		t.Errorf("Recover says nothing was written, with the killed command's queue written: %v", err)

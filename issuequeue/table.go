@@ -150,10 +150,4 @@ func unescapeCell(v string) string {
 // EscapeCell makes v safe to write into a table cell: pipes are escaped,
 // line breaks, which would end the row, become spaces, and bytes that are
 // not UTF-8, which would make the file unreadable, become U+FFFD.
-func EscapeCell(v string) string {
-	v = strings.ToValidUTF8(v, "\uFFFD")
-	if strings.ContainsAny(v, "\r\n") {
-		v = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(v)
-	}
-	return strings.ReplaceAll(v, "|", `\|`)
-}
+func EscapeCell(v string) string { return strings.ReplaceAll(listValue(v), "|", `\|`) }
