@@ -214,6 +214,13 @@ func WriteHolder(dir string) (Owner, bool, error) { return holder(dir, writeLock
 
 func holder(dir string, k lockKind) (Owner, bool, error) {
 	infoPath := filepath.Join(dir, LockFile)
+	// A lock file that taking a lock would refuse (a link, a FIFO that an
+	// open would wait on for ever) is refused here too, before the open.
+	if fi, err := os.Lstat(infoPath); err == nil {
+		if err := checkFile(infoPath, fi); err != nil {
+			return Owner{}, false, fmt.Errorf("reading lock holder: %w", err)
+		}
+	}
 	info, err := os.Open(infoPath)
 	if errors.Is(err, os.ErrNotExist) {
 		return Owner{}, false, nil

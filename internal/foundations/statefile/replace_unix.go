@@ -398,9 +398,12 @@ func (r *replacer) writeTemp(data []byte, mode os.FileMode, owner *syscall.Stat_
 	if err == nil {
 		h, err = r.lease(context.Background(), f.Name(), 0)
 	}
-	if err != nil || h == nil {
+	if err == nil && h == nil {
+		err = errors.New("the file written beside it vanished")
+	}
+	if err != nil {
 		os.Remove(f.Name())
-		return "", nil, fmt.Errorf("writing %s: %w", r.path, errors.Join(err, errors.New("written file vanished")))
+		return "", nil, fmt.Errorf("writing %s: %w", r.path, err)
 	}
 	return name, h, nil
 }
