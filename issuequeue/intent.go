@@ -345,6 +345,7 @@ func (p Paths) completed(files map[string][]byte) error {
 		if queue, err = readOptional(p.Queue()); err != nil {
 			return err
 		}
+		files[p.Queue()] = queue
 	}
 	for _, r := range p.repairs(in, queue) {
 		cur, ok := files[r.path]

@@ -127,9 +127,10 @@ func unleasedEmpty(path string, b []byte, whole bool) error {
 
 // readOptional reads a state file for a command that only reads: it takes
 // no lock and does not wait. Missing reads as nil. A link is read through:
-// lint reports it, and every write refuses it.
+// lint reports it, and every write refuses it. A FIFO or other file that
+// is not a regular one is refused, not waited on.
 func readOptional(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := statefile.ReadThrough(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -181,7 +182,9 @@ func (p Paths) LoadArchive() (*Queue, error) {
 // change that a command makes meanwhile could leave one file read before
 // it and another after it: the files and the intent record are looked at
 // before and after, and read again (a few times at most) until nothing
-// changed in between.
+// changed in between. The queue, read only to complete a half-done move,
+// need not be watched: whatever completes the move on disk removes the
+// intent record, which is.
 func (p Paths) readAll(paths ...string) (map[string][]byte, error) {
 	watch := append(slices.Clone(paths), p.Intent())
 	for try := 0; ; try++ {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -215,5 +216,31 @@ func TestRecoveryHeldUpSaysWhatItIs(t *testing.T) {
 	mustRecover(t, s)
 	if st := read(t, s.State()); !strings.Contains(st, "| total_auto_retries | 3 |") {
 		t.Errorf("the state was not completed:\n%s", st)
+	}
+}
+
+// TestLoadRefusesAFIFO proves: a queue that is a FIFO, which a plain read
+// waits on until something writes to it, makes Load fail at once with an
+// error naming it, so that status and lint say what is wrong instead of
+// hanging.
+func TestLoadRefusesAFIFO(t *testing.T) {
+	p := Paths{Dir: t.TempDir()}
+	if err := syscall.Mkfifo(p.Queue(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { _, _, err := p.Load(); done <- err }()
+	select {
+	case err := <-done:
+		var unsafe *statefile.UnsafeFileError
+		if !errors.As(err, &unsafe) || !strings.Contains(err.Error(), p.Queue()) {
+			t.Errorf("Load of a FIFO queue: %v; want an *UnsafeFileError naming it", err)
+		}
+	case <-time.After(30 * time.Second): // a bound, not a wait: the answer comes at once
+		if w, err := os.OpenFile(p.Queue(), os.O_WRONLY, 0); err == nil {
+			w.Close() // lets the blocked read through
+		}
+		<-done
+		t.Error("Load blocked on a FIFO queue")
 	}
 }

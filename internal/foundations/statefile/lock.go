@@ -214,14 +214,9 @@ func WriteHolder(dir string) (Owner, bool, error) { return holder(dir, writeLock
 
 func holder(dir string, k lockKind) (Owner, bool, error) {
 	infoPath := filepath.Join(dir, LockFile)
-	// A lock file that taking a lock would refuse (a link, a FIFO that an
-	// open would wait on for ever) is refused here too, before the open.
-	if fi, err := os.Lstat(infoPath); err == nil {
-		if err := checkFile(infoPath, fi); err != nil {
-			return Owner{}, false, fmt.Errorf("reading lock holder: %w", err)
-		}
-	}
-	info, err := os.Open(infoPath)
+	// A lock file that taking a lock refuses (a link, a FIFO that a plain
+	// open would wait on for ever) is refused here too.
+	info, err := OpenNoLink(infoPath, os.O_RDONLY|nonBlock, 0)
 	if errors.Is(err, os.ErrNotExist) {
 		return Owner{}, false, nil
 	}
@@ -231,7 +226,7 @@ func holder(dir string, k lockKind) (Owner, bool, error) {
 	defer info.Close()
 	lf := info
 	if p := lockPath(dir, k); p != infoPath {
-		lf, err = os.Open(p)
+		lf, err = OpenNoLink(p, os.O_RDONLY|nonBlock, 0)
 		if errors.Is(err, os.ErrNotExist) {
 			return Owner{}, false, nil
 		}

@@ -8,6 +8,10 @@ import (
 	"syscall"
 )
 
+// nonBlock makes an open of a FIFO return at once instead of waiting for a
+// writer; it changes nothing for a regular file.
+const nonBlock = syscall.O_NONBLOCK
+
 // OpenNoLink opens path with flag (O_CREATE and friends allowed) without
 // following a symbolic link in its last element, and refuses a file with
 // more than one hard link: the tool's logs and lock are written in place,

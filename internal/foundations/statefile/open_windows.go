@@ -2,6 +2,9 @@ package statefile
 
 import "os"
 
+// nonBlock is 0: Windows has no FIFOs that an open waits on.
+const nonBlock = 0
+
 // OpenNoLink opens path with flag, refusing a symbolic link (checked before
 // opening: Windows has no O_NOFOLLOW).
 func OpenNoLink(path string, flag int, perm os.FileMode) (*os.File, error) {

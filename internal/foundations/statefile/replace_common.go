@@ -1,11 +1,13 @@
 package statefile
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -59,6 +61,33 @@ const (
 	reasonHardLinked = "has more than one hard link: the tool does not write a file that has other names; replace it with a copy of its own"
 	reasonNotRegular = "is not a regular file"
 )
+
+// ReadThrough reads the file at path for a command that only reads: a
+// link is followed (lint reports it, and every write refuses it), and a
+// file that is not a regular one, such as a FIFO that a plain read would
+// wait on for ever, is refused with an *UnsafeFileError.
+func ReadThrough(path string) ([]byte, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err == nil && !fi.Mode().IsRegular() {
+		err = &UnsafeFileError{Path: path, Reason: reasonNotRegular}
+	}
+	if err != nil {
+		return nil, err
+	}
+	return readAll(f, fi.Size())
+}
+
+// readAll reads f to the end; the result is non-nil even when empty.
+func readAll(f *os.File, size int64) ([]byte, error) {
+	b := bytes.NewBuffer(make([]byte, 0, size+512))
+	_, err := b.ReadFrom(io.NewSectionReader(f, 0, 1<<62))
+	return b.Bytes(), err
+}
 
 // checkFile returns an *UnsafeFileError if fi, path's Lstat or the Stat of
 // a descriptor opened without following links, is a symbolic link, not a

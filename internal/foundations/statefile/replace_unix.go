@@ -457,7 +457,7 @@ func openSafe(path string) (*os.File, os.FileInfo, error) {
 	if err := checkFile(path, fi); err != nil {
 		return nil, nil, err
 	}
-	return openNoLink(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	return openNoLink(path, os.O_RDONLY|nonBlock, 0)
 }
 
 // compareFile reports whether the file at path holds exactly base, and if
@@ -504,13 +504,6 @@ func readSame(f *os.File, size int64, base []byte) ([]byte, error) {
 // sameSlice reports whether a and b are the same bytes: b itself, or equal.
 func sameSlice(a, b []byte) bool {
 	return len(a) == len(b) && (len(a) == 0 || &a[0] == &b[0] || bytes.Equal(a, b))
-}
-
-// readAll reads f to the end; the result is non-nil even when empty.
-func readAll(f *os.File, size int64) ([]byte, error) {
-	b := bytes.NewBuffer(make([]byte, 0, size+512))
-	_, err := b.ReadFrom(io.NewSectionReader(f, 0, 1<<62))
-	return b.Bytes(), err
 }
 
 // cleanup removes stale temporary files of the file named only, or of all
