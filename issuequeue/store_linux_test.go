@@ -6,11 +6,11 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/autoretry/orchestrator/internal/foundations/statefile"
+	"github.com/autoretry/orchestrator/internal/testkit/fifotest"
 )
 
 // skipWithoutLeases skips the test where no lease can be taken on the
@@ -225,22 +225,9 @@ func TestRecoveryHeldUpSaysWhatItIs(t *testing.T) {
 // hanging.
 func TestLoadRefusesAFIFO(t *testing.T) {
 	p := Paths{Dir: t.TempDir()}
-	if err := syscall.Mkfifo(p.Queue(), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { _, _, err := p.Load(); done <- err }()
-	select {
-	case err := <-done:
-		var unsafe *statefile.UnsafeFileError
-		if !errors.As(err, &unsafe) || !strings.Contains(err.Error(), p.Queue()) {
-			t.Errorf("Load of a FIFO queue: %v; want an *UnsafeFileError naming it", err)
-		}
-	case <-time.After(30 * time.Second): // a bound, not a wait: the answer comes at once
-		if w, err := os.OpenFile(p.Queue(), os.O_WRONLY, 0); err == nil {
-			w.Close() // lets the blocked read through
-		}
-		<-done
-		t.Error("Load blocked on a FIFO queue")
+	err := fifotest.Run(t, p.Queue(), func() error { _, _, err := p.Load(); return err })
+	var unsafe *statefile.UnsafeFileError
+	if !errors.As(err, &unsafe) || !strings.Contains(err.Error(), p.Queue()) {
+		t.Errorf("Load of a FIFO queue: %v; want an *UnsafeFileError naming it", err)
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"sync"
 	"time"
+
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 )
 
 // ledgerChunk is how much of a log the backward scan reads at a time.
@@ -31,16 +33,11 @@ const oldRunStop = 64
 // openLog opens a log to read it, with its size; a missing log is a nil
 // file and no error.
 func openLog(path string) (*os.File, int64, error) {
-	f, err := os.Open(path)
+	f, fi, err := statefile.OpenThrough(path) // a FIFO is refused, not waited on
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, 0, nil
 	}
 	if err != nil {
-		return nil, 0, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return nil, 0, err
 	}
 	return f, fi.Size(), nil
@@ -328,7 +325,7 @@ func ReadEvents(dir string) ([]Event, []error) {
 // reading backwards from the end, as the budgets find it). Lines that
 // cannot be read are skipped and reported.
 func EachEvent(dir string, since time.Time, fn func(Event)) []error {
-	f, err := os.Open(PathsIn(dir).Ledger())
+	f, _, err := statefile.OpenThrough(PathsIn(dir).Ledger())
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

@@ -4,13 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 	"github.com/autoretry/orchestrator/internal/foundations/suggest"
 )
 
@@ -57,7 +57,7 @@ func load(path string, optional bool, getenv func(string) string) (*Config, erro
 	c := Default()
 	var d *fileDecoder
 	var fileProblems []Problem
-	data, err := os.ReadFile(path)
+	data, err := statefile.ReadThrough(path) // a FIFO is refused, not waited on
 	switch {
 	case err == nil:
 		d = &fileDecoder{c: c, file: path}

@@ -17,6 +17,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/autoretry/orchestrator/internal/testkit/fifotest"
 )
 
 // The tests here hold the write path to its promises where something goes
@@ -649,24 +651,9 @@ func TestOwnerLineForeign(t *testing.T) {
 // asks who holds the lock with it.
 func TestHolderOfAFIFOLockFile(t *testing.T) {
 	dir := t.TempDir()
-	lock := filepath.Join(dir, LockFile)
-	if err := syscall.Mkfifo(lock, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { _, _, err := RunHolder(dir); done <- err }()
-	select {
-	case err := <-done:
-		var unsafe *UnsafeFileError
-		if !errors.As(err, &unsafe) {
-			t.Errorf("RunHolder of a FIFO .lock: %v; want an *UnsafeFileError", err)
-		}
-	case <-time.After(5 * time.Second):
-		// Let the blocked open through: a writer opens the FIFO.
-		if w, err := os.OpenFile(lock, os.O_WRONLY, 0); err == nil {
-			w.Close()
-		}
-		<-done
-		t.Error("RunHolder blocked on a FIFO .lock")
+	err := fifotest.Run(t, filepath.Join(dir, LockFile), func() error { _, _, err := RunHolder(dir); return err })
+	var unsafe *UnsafeFileError
+	if !errors.As(err, &unsafe) {
+		t.Errorf("RunHolder of a FIFO .lock: %v; want an *UnsafeFileError", err)
 	}
 }

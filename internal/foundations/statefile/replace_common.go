@@ -62,23 +62,33 @@ const (
 	reasonNotRegular = "is not a regular file"
 )
 
-// ReadThrough reads the file at path for a command that only reads: a
-// link is followed (lint reports it, and every write refuses it), and a
-// file that is not a regular one, such as a FIFO that a plain read would
-// wait on for ever, is refused with an *UnsafeFileError.
-func ReadThrough(path string) ([]byte, error) {
+// OpenThrough opens the file at path for a command that only reads, and
+// returns its Stat: a link is followed (lint reports it, and every write
+// refuses it), and a file that is not a regular one, such as a FIFO that a
+// plain open would wait on for ever, is refused with an *UnsafeFileError.
+func OpenThrough(path string) (*os.File, os.FileInfo, error) {
 	f, err := os.OpenFile(path, os.O_RDONLY|nonBlock, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	defer f.Close()
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
 		err = &UnsafeFileError{Path: path, Reason: reasonNotRegular}
 	}
 	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// ReadThrough reads the file at path as OpenThrough opens it.
+func ReadThrough(path string) ([]byte, error) {
+	f, fi, err := OpenThrough(path)
+	if err != nil {
 		return nil, err
 	}
+	defer f.Close()
 	return readAll(f, fi.Size())
 }
 
