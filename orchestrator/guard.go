@@ -127,7 +127,7 @@ const maxLedgerWindow = 16 << 20
 // starts (found reading backwards from size, as the limits find it) up to
 // size, at most its last maxLedgerWindow bytes.
 func ledgerWindow(path string, size int64, since time.Time) []byte {
-	f, err := os.Open(path)
+	f, _, err := statefile.OpenThrough(path)
 	if err != nil {
 		return nil
 	}
@@ -150,7 +150,7 @@ func ledgerWindow(path string, size int64, since time.Time) []byte {
 }
 
 func readMaybe(path string) *[]byte {
-	b, err := os.ReadFile(path)
+	b, err := statefile.ReadThrough(path)
 	if err != nil {
 		return nil
 	}
@@ -160,7 +160,7 @@ func readMaybe(path string) *[]byte {
 // ledgerEnd returns the size of the ledger and its last bytes before at
 // (the end when at < 0).
 func ledgerEnd(path string, at int64) (int64, []byte) {
-	f, err := os.Open(path)
+	f, _, err := statefile.OpenThrough(path)
 	if err != nil {
 		return 0, nil
 	}
@@ -181,7 +181,7 @@ func ledgerEnd(path string, at int64) (int64, []byte) {
 
 // eventsSince reads the ledger's events after offset off.
 func eventsSince(path string, off int64) []Event {
-	f, err := os.Open(path)
+	f, _, err := statefile.OpenThrough(path)
 	if err != nil {
 		return nil
 	}

@@ -382,7 +382,7 @@ var personOnly = map[string]bool{EvUserResponse: true, EvPersonChange: true}
 // it removed.
 func (o *Orchestrator) removeForged(from int64, people []takenChange) ([]string, error) {
 	path := o.paths().Ledger()
-	f, err := os.Open(path)
+	f, _, err := statefile.OpenThrough(path)
 	if err != nil {
 		return nil, nil
 	}

@@ -255,7 +255,7 @@ func rowMonth(line []byte) (string, bool) {
 // that cannot be read goes with the row before it.
 func splitHistory(dir, month string) error {
 	path := HistoryPath(dir)
-	f, err := os.Open(path)
+	f, _, err := statefile.OpenThrough(path)
 	if err != nil {
 		return err
 	}
@@ -390,7 +390,7 @@ func ReadHistoryAfter(dir string, c HistoryCursor, fn func(LoopRecord)) (next Hi
 		if lastStart < 0 {
 			continue
 		}
-		f, err := os.Open(path)
+		f, _, err := statefile.OpenThrough(path)
 		if err != nil {
 			return next, true, append(errs, err)
 		}

@@ -16,6 +16,7 @@ import (
 	"github.com/autoretry/orchestrator/internal/foundations/config"
 	"github.com/autoretry/orchestrator/internal/foundations/lazyre"
 	"github.com/autoretry/orchestrator/internal/foundations/procgroup"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
@@ -232,7 +233,7 @@ var builtinCost = lazyre.New(`"(?:total_cost_usd|cost_usd)"\s*:\s*([0-9]+(?:\.[0
 // file at $ORCHESTRATOR_COST_FILE if the loop wrote one, else the last match
 // of the cost pattern in the end of its output, else 0.
 func (r *Runner) loopCost(tail []byte, costPath string) float64 {
-	if b, err := os.ReadFile(costPath); err == nil {
+	if b, err := statefile.ReadThrough(costPath); err == nil { // the loop's own file: a FIFO is refused, not waited on
 		if c, err := strconv.ParseFloat(strings.TrimSpace(string(b)), 64); err == nil && c >= 0 {
 			return c
 		}

@@ -70,7 +70,7 @@ func (o *Orchestrator) Notify(ctx context.Context, command string) error {
 	func() {
 		defer lk.Unlock()
 		var st notifyState
-		b, rerr := os.ReadFile(statePath)
+		b, rerr := statefile.ReadThrough(statePath)
 		first := errors.Is(rerr, fs.ErrNotExist)
 		if rerr == nil && json.Unmarshal(b, &st) != nil {
 			first = true

@@ -8,6 +8,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 	"github.com/autoretry/orchestrator/issuequeue"
 )
 
@@ -16,7 +17,7 @@ import (
 // RFC 3339 time the pause ends.
 func ReadPause(dir string) (Pause, error) {
 	path := PathsIn(dir).Pause()
-	b, err := os.ReadFile(path)
+	b, err := statefile.ReadThrough(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return Pause{}, nil
 	}

@@ -152,7 +152,7 @@ func (u SharedUsage) nextAt(f func(SharedEntry) float64, limit float64) time.Tim
 // skipped.
 func ReadSharedUsage(dir string, now time.Time) (SharedUsage, error) {
 	u := SharedUsage{Dir: dir, Since: now.Add(-config.BudgetWindow)}
-	b, err := os.ReadFile(filepath.Join(dir, SharedLedgerFile))
+	b, err := statefile.ReadThrough(filepath.Join(dir, SharedLedgerFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return u, nil
 	}
@@ -221,7 +221,7 @@ func AppendShared(ctx context.Context, dir string, entries []SharedEntry, now ti
 // pruneShared rewrites the ledger at path without the lines older than
 // keep; the caller holds the write lock.
 func pruneShared(path string, keep time.Time) error {
-	b, err := os.ReadFile(path)
+	b, err := statefile.ReadThrough(path)
 	if err != nil {
 		return err
 	}
@@ -299,7 +299,7 @@ func (o *Orchestrator) shareExecs(runID string, loop int, since time.Time) error
 // loopTokens returns the tokens (input and output) a coding agent's output
 // in the file at path states it used; 0 when it states none.
 func loopTokens(path string) int64 {
-	f, err := os.Open(path)
+	f, _, err := statefile.OpenThrough(path)
 	if err != nil {
 		return 0
 	}
