@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"slices"
 	"time"
 
@@ -83,7 +82,7 @@ func (t *totals) forgetHistory() {
 // loadTotals reads the saved totals; anything it cannot use gives new,
 // empty totals, which Update counts from the start of the files.
 func loadTotals(path string) *totals {
-	b, err := os.ReadFile(path)
+	b, err := statefile.ReadThrough(path) // a FIFO is refused, not waited on
 	if err != nil {
 		return newTotals()
 	}

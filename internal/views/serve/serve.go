@@ -23,6 +23,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 	"github.com/autoretry/orchestrator/internal/views/fleet"
 	"github.com/autoretry/orchestrator/orchestrator"
 )
@@ -396,7 +397,7 @@ func loopTail(logDir string, lines int) (string, string) {
 	if latest == nil {
 		return "", ""
 	}
-	f, err := os.Open(filepath.Join(logDir, latest.Name()))
+	f, _, err := statefile.OpenThrough(filepath.Join(logDir, latest.Name()))
 	if err != nil {
 		return latest.Name(), ""
 	}

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/autoretry/orchestrator/internal/foundations/config"
+	"github.com/autoretry/orchestrator/internal/foundations/statefile"
 	"github.com/autoretry/orchestrator/internal/views/lintcheck"
 	"github.com/autoretry/orchestrator/issuequeue"
 	"github.com/autoretry/orchestrator/templates"
@@ -57,7 +58,7 @@ func (w *watcher) snapshot() contents {
 // readOptional reads a file that may be missing; missing reads as nil, an
 // empty file as an empty non-nil slice.
 func readOptional(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
+	b, err := statefile.ReadThrough(path) // a FIFO is refused, not waited on
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
