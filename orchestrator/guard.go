@@ -160,15 +160,11 @@ func readMaybe(path string) *[]byte {
 // ledgerEnd returns the size of the ledger and its last bytes before at
 // (the end when at < 0).
 func ledgerEnd(path string, at int64) (int64, []byte) {
-	f, _, err := statefile.OpenThrough(path)
+	f, fi, err := statefile.OpenThrough(path)
 	if err != nil {
 		return 0, nil
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return 0, nil
-	}
 	size := fi.Size()
 	if at < 0 || at > size {
 		at = size

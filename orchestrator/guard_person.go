@@ -382,15 +382,14 @@ var personOnly = map[string]bool{EvUserResponse: true, EvPersonChange: true}
 // it removed.
 func (o *Orchestrator) removeForged(from int64, people []takenChange) ([]string, error) {
 	path := o.paths().Ledger()
-	f, _, err := statefile.OpenThrough(path)
+	f, fi, err := statefile.OpenThrough(path)
 	if err != nil {
 		return nil, nil
 	}
 	defer f.Close()
 	// What the loop appended is read first; the whole ledger only if
 	// something must go.
-	fi, err := f.Stat()
-	if err != nil || fi.Size() <= from {
+	if fi.Size() <= from {
 		return nil, nil
 	}
 	tail, err := io.ReadAll(io.NewSectionReader(f, from, fi.Size()-from))
