@@ -82,7 +82,8 @@ func OpenThrough(path string) (*os.File, os.FileInfo, error) {
 	return f, fi, nil
 }
 
-// ReadThrough reads the file at path as OpenThrough opens it.
+// ReadThrough reads the file at path as OpenThrough opens it; an empty
+// file reads as a non-nil empty slice.
 func ReadThrough(path string) ([]byte, error) {
 	f, fi, err := OpenThrough(path)
 	if err != nil {

@@ -259,6 +259,9 @@ func TestReadFile(t *testing.T) {
 	if err != nil || data == nil || len(data) != 0 {
 		t.Errorf("ReadFile(empty) = %q (nil %v), %v; want a non-nil empty slice", data, data == nil, err)
 	}
+	if b, err := ReadThrough(path); err != nil || b == nil || len(b) != 0 {
+		t.Errorf("ReadThrough(empty) = %q (nil %v), %v; want a non-nil empty slice", b, b == nil, err)
+	}
 	if _, err := ReadFile(filepath.Join(dir, "missing.md")); !errors.Is(err, fs.ErrNotExist) {
 		t.Errorf("ReadFile(missing): got %v, want fs.ErrNotExist", err)
 	}

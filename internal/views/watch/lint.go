@@ -56,14 +56,11 @@ func (w *watcher) snapshot() contents {
 }
 
 // readOptional reads a file that may be missing; missing reads as nil, an
-// empty file as an empty non-nil slice.
+// empty file as an empty non-nil slice (as ReadThrough gives it).
 func readOptional(path string) ([]byte, error) {
 	b, err := statefile.ReadThrough(path) // a FIFO is refused, not waited on
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
-	}
-	if b == nil && err == nil {
-		b = []byte{}
 	}
 	return b, err
 }
