@@ -96,6 +96,20 @@ func openToAll(t *testing.T, dir string) {
 	}
 }
 
+// giveToNobody makes the ordinary user own path when running as root,
+// whose checks asNobody and asRealNobody then play; not as root, path is
+// this user's already. Where that user cannot be given files, the test is
+// skipped.
+func giveToNobody(t *testing.T, path string) {
+	t.Helper()
+	if os.Geteuid() != 0 {
+		return
+	}
+	if err := os.Chown(path, nobody, nobody); err != nil {
+		t.Skipf("cannot give %s to uid %d: %v", path, nobody, err)
+	}
+}
+
 // withFileSizeLimit runs fn with RLIMIT_FSIZE set to limit bytes: a write
 // beyond it fails with EFBIG, as a write to a full disk fails with ENOSPC
 // (Go ignores the SIGXFSZ that comes with it). The limit is the process's:
@@ -218,13 +232,9 @@ func TestLockNotRecordedIsReleased(t *testing.T) {
 func TestReplaceRefusesFileItMayNotWrite(t *testing.T) {
 	dir, path := queueFile(t)
 	openToAll(t, dir)
-	if os.Geteuid() == 0 {
-		// The file is the ordinary user's, who could write it but for its
-		// mode: the mode alone makes the refusal.
-		if err := os.Chown(path, nobody, nobody); err != nil {
-			t.Skipf("cannot give the file to uid %d: %v", nobody, err)
-		}
-	}
+	// The file is the ordinary user's, who could write it but for its
+	// mode: the mode alone makes the refusal.
+	giveToNobody(t, path)
 	if err := os.Chmod(path, 0o444); err != nil {
 		t.Fatal(err)
 	}
@@ -271,11 +281,7 @@ func TestWritesInADirectoryItMayNotWrite(t *testing.T) {
 func TestRunLockReleasedWhenDirectoryCannotBeLocked(t *testing.T) {
 	dir := t.TempDir()
 	openToAll(t, dir)
-	if os.Geteuid() == 0 {
-		if err := os.Chown(dir, nobody, nobody); err != nil {
-			t.Skipf("cannot give the directory to uid %d: %v", nobody, err)
-		}
-	}
+	giveToNobody(t, dir)
 	// Write and search but no read: .lock can be made, the directory not
 	// opened.
 	if err := os.Chmod(dir, 0o300); err != nil {
